@@ -1,0 +1,104 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// PushFleet: a queue-backed push-notification worker fleet.
+/// Module map and ownership rules: ../shared/DESIGN.md.
+let package = Package(
+    name: "PushFleet",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "pushfleet", targets: ["pushfleet"]),
+        .library(name: "PushProducer", targets: ["PushProducer"]),
+        .library(name: "PushCore", targets: ["PushCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.36.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.10.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+    ],
+    targets: [
+        // C libraries: a module map and shim.h each; only their Swift wrapper imports them.
+        .systemLibrary(
+            name: "CRdKafka", pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"])]),
+        .systemLibrary(
+            name: "CLibpq", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "COpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
+        // Typed wrappers for variadic and macro C APIs.
+        .target(name: "CShims", dependencies: ["CCurl", "COpenSSL"]),
+
+        // Pure logic: no I/O, no C.
+        .target(name: "PushCore"),
+
+        .target(
+            name: "PushKafka",
+            dependencies: ["CRdKafka", "PushCore", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "PushPostgres",
+            dependencies: ["CLibpq", "PushCore", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "PushHTTP",
+            dependencies: ["CCurl", "CShims", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "PushProviders",
+            dependencies: [
+                "PushHTTP", "PushCore", "COpenSSL", "CShims",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "PushProducer",
+            dependencies: ["PushKafka", "PushCore", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "PushWorker",
+            dependencies: [
+                "PushCore", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+        .target(
+            name: "PushSimulator",
+            dependencies: [
+                "PushCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "pushfleet",
+            dependencies: [
+                "PushCore", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
+                "PushWorker", "PushSimulator", "PushProducer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+
+        // Tier 1: pure unit tests.
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore"], resources: []),
+        // Tier 2: component tests against real local servers.
+        .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushCore"]),
+        .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushCore"]),
+        .testTarget(
+            name: "PushProvidersTests",
+            dependencies: ["PushProviders", "PushHTTP", "PushSimulator", "PushCore"]),
+        // Tier 3: end to end, running `pushfleet` processes.
+        .testTarget(name: "PushFleetEndToEndTests", dependencies: ["PushCore", "PushPostgres"]),
+    ]
+)
