@@ -91,13 +91,14 @@ let package = Package(
             ]),
 
         // Tier 1: pure unit tests.
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore"], resources: []),
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
         // Tier 2: component tests against real local servers.
         .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushCore"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushCore"]),
         .testTarget(
             name: "PushProvidersTests",
             dependencies: ["PushProviders", "PushHTTP", "PushSimulator", "PushCore"]),
+        .testTarget(name: "PushSimulatorTests", dependencies: ["PushSimulator", "PushCore"]),
         // Tier 3: end to end, running `pushfleet` processes.
         .testTarget(name: "PushFleetEndToEndTests", dependencies: ["PushCore", "PushPostgres"]),
     ]

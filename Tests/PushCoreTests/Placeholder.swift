@@ -1,0 +1,1 @@
+// Placeholder; delete once PushCoreTests has real tests.

@@ -1,0 +1,1 @@
+// Placeholder; delete once PushFleetEndToEndTests has real tests.

@@ -1,0 +1,1 @@
+// Placeholder; delete once PushKafkaTests has real tests.

@@ -1,0 +1,1 @@
+// Placeholder; delete once PushPostgresTests has real tests.

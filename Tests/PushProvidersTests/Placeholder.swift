@@ -1,0 +1,1 @@
+// Placeholder; delete once PushProvidersTests has real tests.

@@ -1,0 +1,1 @@
+// Placeholder; delete once PushSimulatorTests has real tests.
