@@ -1,0 +1,118 @@
+import Foundation
+
+/// The one total function from a provider response to what it means.
+/// Every status and reason maps somewhere; nothing here can fail.
+public enum ResponseClassifier {
+    public static func classify(_ provider: Provider, _ response: ProviderResponse) -> ProviderOutcome {
+        switch provider {
+        case .apns: classifyAPNs(response)
+        case .fcm: classifyFCM(response)
+        }
+    }
+
+    // MARK: APNs
+
+    /// Reasons of APNs 400s that mean the token will never work for this topic.
+    static let apnsDeadTokenReasons: Set<String> = ["BadDeviceToken", "DeviceTokenNotForTopic"]
+    static let apnsAuthReasons: Set<String> = [
+        "ExpiredProviderToken", "InvalidProviderToken", "MissingProviderToken",
+        "BadCertificate", "BadCertificateEnvironment", "Forbidden",
+        "BadEnvironmentKeyIdInToken", "UnrelatedKeyIdInToken",
+    ]
+
+    static func classifyAPNs(_ response: ProviderResponse) -> ProviderOutcome {
+        let json = (try? JSONValue.parse(response.body))
+        let reason = ProviderReason(json?["reason"]?.stringValue ?? (response.body.isEmpty ? "HTTP\(response.status)" : "Unparsed"))
+        switch response.status {
+        case 200:
+            return .accepted(providerMessageID: response.header("apns-id"))
+        case 410:
+            var since: Date?
+            if let ts = json?["timestamp"] {
+                switch ts {
+                case .int(let ms): since = Date(timeIntervalSince1970: Double(ms) / 1000)
+                case .double(let ms): since = Date(timeIntervalSince1970: ms / 1000)
+                case .string(let s): since = Double(s).map { Date(timeIntervalSince1970: $0 / 1000) }
+                default: break
+                }
+            }
+            return .invalidToken(reason: reason, since: since)
+        case 400 where apnsDeadTokenReasons.contains(reason.rawValue):
+            return .invalidToken(reason: reason, since: nil)
+        case 400, 404, 405, 413:
+            return .rejected(reason: reason)
+        case 403:
+            if reason.rawValue == "TooManyProviderTokenUpdates" {
+                return .transient(reason: reason, retryAfter: retryAfter(response))
+            }
+            return apnsAuthReasons.contains(reason.rawValue) ? .authFailure(reason: reason) : .rejected(reason: reason)
+        case 429, 500, 502, 503, 504:
+            return .transient(reason: reason, retryAfter: retryAfter(response))
+        default:
+            return .unknown(status: response.status, reason: reason)
+        }
+    }
+
+    // MARK: FCM
+
+    static func classifyFCM(_ response: ProviderResponse) -> ProviderOutcome {
+        if response.status == 200 {
+            let json = try? JSONValue.parse(response.body)
+            return .accepted(providerMessageID: json?["name"]?.stringValue)
+        }
+        let json = try? JSONValue.parse(response.body)
+        let error = json?["error"]
+        let status = error?["status"]?.stringValue
+        var errorCode: String?
+        if case .array(let details)? = error?["details"] {
+            for detail in details {
+                if let code = detail["errorCode"]?.stringValue { errorCode = code; break }
+            }
+        }
+        let message = error?["message"]?.stringValue ?? ""
+        let code = errorCode ?? status ?? "HTTP\(response.status)"
+        let reason = ProviderReason(code)
+        switch code {
+        case "UNREGISTERED", "SENDER_ID_MISMATCH":
+            return .invalidToken(reason: reason, since: nil)
+        case "INVALID_ARGUMENT":
+            // FCM reports a malformed registration token as INVALID_ARGUMENT; only its message tells.
+            if message.localizedCaseInsensitiveContains("registration token") {
+                return .invalidToken(reason: reason, since: nil)
+            }
+            return .rejected(reason: reason)
+        case "QUOTA_EXCEEDED":
+            let after = retryAfter(response) ?? .seconds(60)
+            return .transient(reason: reason, retryAfter: max(after, .seconds(60)))
+        case "UNAVAILABLE", "INTERNAL":
+            return .transient(reason: reason, retryAfter: retryAfter(response))
+        case "THIRD_PARTY_AUTH_ERROR", "UNAUTHENTICATED":
+            return .authFailure(reason: reason)
+        case "PERMISSION_DENIED":
+            return .authFailure(reason: reason)
+        case "NOT_FOUND":
+            return .invalidToken(reason: reason, since: nil)
+        default:
+            switch response.status {
+            case 401: return .authFailure(reason: reason)
+            case 429, 500, 502, 503, 504: return .transient(reason: reason, retryAfter: retryAfter(response))
+            case 400, 413: return .rejected(reason: reason)
+            default: return .unknown(status: response.status, reason: reason)
+            }
+        }
+    }
+
+    /// `Retry-After` as delta-seconds or an HTTP date.
+    static func retryAfter(_ response: ProviderResponse, now: Date = Date()) -> Duration? {
+        guard let raw = response.header("retry-after")?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
+        if let seconds = Int(raw), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        if let date = formatter.date(from: raw) {
+            return .seconds(max(0, Int(date.timeIntervalSince(now).rounded(.up))))
+        }
+        return nil
+    }
+}

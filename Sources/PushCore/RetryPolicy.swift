@@ -1,0 +1,65 @@
+import Foundation
+
+/// One delayed-retry tier: a topic whose messages all wait the same delay.
+public struct RetryTier: Sendable, Equatable {
+    public var name: String
+    public var delay: Duration
+    public init(name: String, delay: Duration) {
+        self.name = name
+        self.delay = delay
+    }
+    /// The default tiers: 5 s, 1 min, 10 min.
+    public static let defaults = [
+        RetryTier(name: "5s", delay: .seconds(5)),
+        RetryTier(name: "1m", delay: .seconds(60)),
+        RetryTier(name: "10m", delay: .seconds(600)),
+    ]
+}
+
+/// What to do after a failed attempt.
+public enum RetryDecision: Sendable, Equatable {
+    /// Re-send after `delay` via `tier`, as attempt number `attempt`.
+    case retry(tier: RetryTier, delay: Duration, attempt: Int)
+    /// Out of attempts: dead-letter it.
+    case exhausted
+    /// It would expire before the retry is due: record it expired.
+    case expired
+}
+
+/// Exponential backoff with jitter over fixed-delay tiers. Pure: the caller
+/// passes the time and a random unit so tests are deterministic.
+public struct RetryPolicy: Sendable, Equatable {
+    public var maxAttempts: Int
+    public var baseDelay: Duration
+    public var tiers: [RetryTier]
+
+    public init(maxAttempts: Int = 5, baseDelay: Duration = .seconds(5), tiers: [RetryTier] = RetryTier.defaults) {
+        self.maxAttempts = maxAttempts
+        self.baseDelay = baseDelay
+        self.tiers = tiers.sorted { $0.delay < $1.delay }
+    }
+
+    /// Decide after attempt number `attempt` (1-based) failed transiently.
+    /// `jitter` is a random value in 0..<1 (full jitter between half and all of the backoff).
+    public func decide(attempt: Int, retryAfter: Duration?, expiresAt: Date?, now: Date, jitter: Double) -> RetryDecision {
+        guard attempt < maxAttempts, let largest = tiers.last else { return .exhausted }
+        let exponent = min(attempt - 1, 20)
+        let backoff = baseDelay * (1 << exponent)
+        let jittered = backoff * (0.5 + 0.5 * min(max(jitter, 0), 1))
+        let wanted = max(jittered, retryAfter ?? .zero)
+        let tier = tiers.first(where: { $0.delay >= wanted }) ?? largest
+        let delay = tier.delay
+        if let expiresAt, now.addingTimeInterval(delay.seconds) >= expiresAt {
+            return .expired
+        }
+        return .retry(tier: tier, delay: delay, attempt: attempt + 1)
+    }
+}
+
+extension Duration {
+    /// Seconds as a Double.
+    public var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}

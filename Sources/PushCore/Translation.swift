@@ -1,0 +1,82 @@
+import Foundation
+
+/// What translation needs to know about the app besides the notification.
+public struct TranslationContext: Sendable, Equatable {
+    /// APNs topic: the app's bundle id.
+    public var apnsTopic: String?
+    /// The Firebase project id of the app's service account.
+    public var fcmProjectID: String?
+    public init(apnsTopic: String?, fcmProjectID: String?) {
+        self.apnsTopic = apnsTopic
+        self.fcmProjectID = fcmProjectID
+    }
+}
+
+/// A notification that cannot be sent to one recipient as it stands; the
+/// delivery is recorded `rejected` with this reason and never sent.
+public struct TranslationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A short machine-readable code, e.g. `PayloadTooLarge`, `BadDeviceToken`.
+    public var code: String
+    public var message: String
+    /// Whether the token itself is malformed (so the device should be invalidated).
+    public var tokenIsInvalid: Bool
+    public init(code: String, message: String, tokenIsInvalid: Bool = false) {
+        self.code = code
+        self.message = message
+        self.tokenIsInvalid = tokenIsInvalid
+    }
+    public var description: String { "\(code): \(message)" }
+}
+
+extension PushNotification {
+    /// The exact provider request for one recipient, or why there can be none.
+    public func request(for recipient: Recipient, context: TranslationContext) -> Result<ProviderRequest, TranslationError> {
+        switch recipient.platform {
+        case .ios: return APNsTranslator.request(for: self, token: recipient.token, context: context)
+        case .android: return FCMTranslator.request(for: self, token: recipient.token, context: context)
+        }
+    }
+
+    /// True when `expiresAt` has passed at `now`.
+    public func isExpired(at now: Date) -> Bool {
+        guard let expiresAt else { return false }
+        return expiresAt <= now
+    }
+}
+
+/// Stable identifiers derived from a notification and a device, so a retry or
+/// a replay reuses the same `apns-id` and providers/ledger can recognise it.
+public enum DeliveryIdentity {
+    /// A lowercase RFC 9562 version-8 UUID derived from the notification id and token.
+    public static func apnsID(notificationID: UUID, token: String) -> String {
+        var bytes = withUnsafeBytes(of: notificationID.uuid) { Array($0) }
+        bytes.append(contentsOf: token.utf8)
+        let a = fnv1a64(bytes, seed: 0xcbf2_9ce4_8422_2325)
+        let b = fnv1a64(bytes, seed: 0x8422_2325_cbf2_9ce4)
+        var out = [UInt8](repeating: 0, count: 16)
+        for i in 0..<8 {
+            out[i] = UInt8(truncatingIfNeeded: a >> (56 - 8 * UInt64(i)))
+            out[8 + i] = UInt8(truncatingIfNeeded: b >> (56 - 8 * UInt64(i)))
+        }
+        out[6] = (out[6] & 0x0F) | 0x80  // version 8
+        out[8] = (out[8] & 0x3F) | 0x80  // RFC variant
+        let uuid = UUID(uuid: (out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7],
+                               out[8], out[9], out[10], out[11], out[12], out[13], out[14], out[15]))
+        return uuid.uuidString.lowercased()
+    }
+
+    static func fnv1a64(_ bytes: [UInt8], seed: UInt64) -> UInt64 {
+        var hash = seed
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        // Final avalanche (splitmix64) so similar inputs spread over all bits.
+        hash ^= hash >> 30
+        hash &*= 0xbf58_476d_1ce4_e5b9
+        hash ^= hash >> 27
+        hash &*= 0x94d0_49bb_1331_11eb
+        hash ^= hash >> 31
+        return hash
+    }
+}

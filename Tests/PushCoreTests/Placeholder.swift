@@ -1,1 +1,0 @@
-// Placeholder; delete once PushCoreTests has real tests.
