@@ -1,0 +1,190 @@
+import CRdKafka
+import Foundation
+import Logging
+
+/// High-level group consumer (cooperative-sticky assignment, manual offset store,
+/// automatic commit of what was stored).
+///
+/// Blocking polls, and the rebalance callbacks they trigger, run on a dedicated thread
+/// owned by this object; commits and metadata queries run on a second dedicated thread.
+/// Neither ever blocks Swift's cooperative pool.
+///
+/// Offsets: nothing is committed unless stored with `storeOffset` (the next offset to
+/// consume, i.e. last processed + 1). Stored offsets are committed periodically
+/// (`auto.commit.interval.ms`), on `commit()`, before revoked partitions go, and on
+/// `close()`.
+///
+/// `@unchecked Sendable` is safe: librdkafka's consumer API is thread-safe, the
+/// handle is borrowed under `KafkaHandle`'s lock (so it cannot be destroyed during a
+/// call), and the other mutable state is in `Locked` boxes.
+public final class KafkaConsumer: @unchecked Sendable {
+    let handle: KafkaHandle
+    let context: KafkaClientContext
+    let logger: Logger
+    let pollThread: KafkaBlockingThread
+    let controlThread: KafkaBlockingThread
+    private let closing = Locked(false)
+
+    /// Joins `groupID` and subscribes to `topics`. Defaults: `enable.auto.offset.store=false`,
+    /// `enable.auto.commit=true`, `partition.assignment.strategy=cooperative-sticky`,
+    /// `auto.offset.reset=earliest`; `properties` override or add any librdkafka key.
+    public init(
+        bootstrapServers: String, groupID: String, topics: [String], properties: [String: String] = [:],
+        logger: Logger
+    ) throws {
+        var all: [String: String] = [
+            "bootstrap.servers": bootstrapServers,
+            "group.id": groupID,
+            "enable.auto.offset.store": "false",
+            "enable.auto.commit": "true",
+            "partition.assignment.strategy": "cooperative-sticky",
+            "auto.offset.reset": "earliest",
+            "client.id": "pushkafka-consumer",
+        ]
+        all.merge(properties) { _, override in override }
+        var logger = logger
+        logger[metadataKey: "kafka.group"] = "\(groupID)"
+        let conf = try KafkaConf.make(all)
+        let context = KafkaClientContext(logger: logger)
+        let retained = installCommonCallbacks(on: conf, context: context)
+        rd_kafka_conf_set_rebalance_cb(conf) { rk, err, partitions, _ in
+            guard let rk else { return }
+            KafkaConsumer.rebalance(rk: rk, err: err, partitions: partitions)
+        }
+        let handle = try KafkaConf.newClient(type: RD_KAFKA_CONSUMER, conf: conf, context: retained)
+        do {
+            try handle.withHandle { rk in
+                // Serve rebalances, errors and logs from the consumer queue we poll.
+                let redirect = rd_kafka_poll_set_consumer(rk)
+                guard redirect == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError.rdKafka(redirect, "poll_set_consumer") }
+                let subscription = topics.map { KafkaTopicPartition(topic: $0, partition: -1) }
+                let err = KafkaPartitionList.with(subscription) { rd_kafka_subscribe(rk, $0) }
+                guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError.rdKafka(err, "subscribe \(topics)") }
+            }
+        } catch {
+            handle.destroy { rd_kafka_destroy_flags($0, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE) }
+            throw error
+        }
+        self.handle = handle
+        self.context = context
+        self.logger = logger
+        pollThread = KafkaBlockingThread(name: "kafka.consumer.poll")
+        controlThread = KafkaBlockingThread(name: "kafka.consumer.control")
+    }
+
+    /// Up to `maxMessages` messages, waiting at most `timeout` for the first; `[]` on
+    /// timeout. Informational per-partition events (`_PARTITION_EOF`, transient broker
+    /// errors) are logged, not thrown; a fatal error is thrown.
+    public func poll(maxMessages: Int, timeout: Duration) async throws -> [KafkaMessage] {
+        try await pollThread.run { [self] in try self.pollBlocking(maxMessages: maxMessages, timeout: timeout) }
+    }
+
+    private func pollBlocking(maxMessages: Int, timeout: Duration) throws -> [KafkaMessage] {
+        if let fatal = context.fatalError.withLock({ $0 }) { throw KafkaError.fatal(fatal) }
+        let deadline = ContinuousClock.now + timeout
+        return try handle.withHandle { rk in
+            var messages: [KafkaMessage] = []
+            messages.reserveCapacity(min(maxMessages, 1024))
+            while messages.count < maxMessages {
+                // Wait only while nothing has arrived; then drain what is already queued.
+                let wait = messages.isEmpty ? (deadline - ContinuousClock.now).kafkaMilliseconds : 0
+                guard let message = rd_kafka_consumer_poll(rk, wait) else {
+                    if wait == 0 { break } else { continue }
+                }
+                defer { rd_kafka_message_destroy(message) }
+                let err = message.pointee.err
+                if err == RD_KAFKA_RESP_ERR_NO_ERROR {
+                    messages.append(KafkaMessage(copying: message))
+                } else if err == RD_KAFKA_RESP_ERR__PARTITION_EOF {
+                    continue
+                } else if err == RD_KAFKA_RESP_ERR__FATAL {
+                    throw KafkaError.fatal(context.fatalError.withLock { $0 } ?? "fatal consumer error")
+                } else {
+                    let text = rd_kafka_message_errstr(message).map { String(cString: $0) } ?? ""
+                    logger.warning(
+                        "Kafka consumer event: \(text)",
+                        metadata: [
+                            "kafka.error": "\(String(cString: rd_kafka_err2name(err)))",
+                            "kafka.topic": "\(message.pointee.rkt.flatMap { rd_kafka_topic_name($0) }.map { String(cString: $0) } ?? "")",
+                            "kafka.partition": "\(message.pointee.partition)",
+                        ])
+                }
+            }
+            return messages
+        }
+    }
+
+    /// Commits stored offsets, leaves the group (revoking partitions through the
+    /// rebalance handler) and destroys the consumer. If that does not finish within
+    /// `timeout` (librdkafka 2.0.2 can hang here after a lost partition or a broker
+    /// restart) it logs and returns anyway, leaving the stuck close behind.
+    public func close(timeout: Duration = .seconds(10)) async {
+        guard closing.withLock({ was in defer { was = true }; return !was }) else { return }
+        let once = ResumeOnce()
+        let completed = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            once.install(continuation)
+            let queued = pollThread.enqueue { [self] in
+                self.closeBlocking()
+                once.resume(true)
+            }
+            if !queued { once.resume(true) }
+            let millis = Int(timeout.kafkaMilliseconds)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(millis)) { once.resume(false) }
+        }
+        pollThread.stop()
+        controlThread.stop()
+        if !completed {
+            logger.error(
+                "Kafka consumer close did not finish in time; abandoning it",
+                metadata: ["kafka.close_timeout": "\(timeout)"])
+        }
+    }
+
+    private func closeBlocking() {
+        _ = try? handle.withHandle { rk in
+            let commit = rd_kafka_commit(rk, nil, 0)
+            if commit != RD_KAFKA_RESP_ERR_NO_ERROR && commit != RD_KAFKA_RESP_ERR__NO_OFFSET {
+                logger.warning("final commit failed", metadata: ["kafka.error": "\(KafkaError.rdKafka(commit))"])
+            }
+            let err = rd_kafka_consumer_close(rk)
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR {
+                logger.warning("consumer close reported an error", metadata: ["kafka.error": "\(KafkaError.rdKafka(err))"])
+            }
+        }
+        handle.destroy { rd_kafka_destroy($0) }
+        logger.debug("Kafka consumer closed")
+    }
+
+    deinit {
+        pollThread.stop()
+        controlThread.stop()
+        // Not closed: leave without the (possibly hanging) close; the group notices by session timeout.
+        handle.destroy { rd_kafka_destroy_flags($0, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE) }
+    }
+}
+
+/// Resumes a continuation exactly once, from whichever side finishes first.
+///
+/// `@unchecked Sendable` is safe: the continuation slot is only touched under `state`'s lock.
+final class ResumeOnce: @unchecked Sendable {
+    private let state = Locked<(continuation: CheckedContinuation<Bool, Never>?, value: Bool?)>((nil, nil))
+
+    func install(_ continuation: CheckedContinuation<Bool, Never>) {
+        let early: Bool? = state.withLock { slot in
+            if let value = slot.value { return value }
+            slot.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(returning: early) }
+    }
+
+    func resume(_ value: Bool) {
+        let continuation: CheckedContinuation<Bool, Never>? = state.withLock { slot in
+            guard slot.value == nil else { return nil }
+            slot.value = value
+            defer { slot.continuation = nil }
+            return slot.continuation
+        }
+        continuation?.resume(returning: value)
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder; delete once PushKafkaTests has real tests.
