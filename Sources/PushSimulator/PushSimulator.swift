@@ -1,0 +1,147 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+
+/// An APNs + FCM + OAuth token endpoint simulator: one TLS server speaking
+/// HTTP/2 (ALPN `h2`, many concurrent streams per connection) that answers
+/// as Apple and Google document, so workers, tests, the demo and the benchmark
+/// need no real provider and no secret.
+public final class PushSimulator: Sendable {
+    private struct Running: Sendable {
+        let group: MultiThreadedEventLoopGroup
+        let channel: any Channel
+        let port: Int
+        let caCertificatePEM: String
+    }
+
+    private let configuration: SimulatorConfiguration
+    private let logger: Logger
+    /// nil when the configuration's keys do not parse; `start()` then throws `configurationError`.
+    private let rules: SimulatorRules?
+    private let configurationError: (any Error)?
+    private let running = Locked<Running?>(nil)
+
+    /// Prepares a simulator; nothing is bound until `start()`.
+    /// A configuration error (e.g. a key PEM that does not parse) is thrown by `start()`.
+    public init(configuration: SimulatorConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        do {
+            self.rules = try SimulatorRules(configuration: configuration)
+            self.configurationError = nil
+        } catch {
+            self.rules = nil
+            self.configurationError = error
+        }
+    }
+
+    /// Makes or loads the TLS identity and binds; afterwards `port` is the real port.
+    public func start() async throws {
+        guard let rules else { throw configurationError ?? SimulatorError.notStarted() }
+        try configuration.validate()
+        guard running.withLock({ $0 == nil }) else { return }
+        let tls = try TLSMaterial.make(for: configuration.tls)
+        var tlsConfiguration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: tls.certificateChain.map { .certificate($0) }, privateKey: .privateKey(tls.privateKey))
+        tlsConfiguration.applicationProtocols = ["h2"]
+        let sslContext: NIOSSLContext
+        do {
+            sslContext = try NIOSSLContext(configuration: tlsConfiguration)
+        } catch {
+            throw SimulatorError.tls("cannot build the TLS context", underlying: error)
+        }
+
+        var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
+        connectionConfiguration.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maxConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
+        ]
+        let streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
+        let http2Configuration = connectionConfiguration
+        let logger = self.logger
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoopThreads)
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                rules.state.recordConnection()
+                return channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
+                    _ = try pipeline.configureHTTP2Pipeline(
+                        mode: .server, connectionConfiguration: http2Configuration,
+                        streamConfiguration: streamConfiguration
+                    ) { stream in
+                        stream.eventLoop.makeCompletedFuture {
+                            try stream.pipeline.syncOperations.addHandler(
+                                SimulatorStreamHandler(rules: rules, logger: logger))
+                        }
+                    }
+                    try pipeline.addHandler(SimulatorConnectionErrorHandler(logger: logger))
+                }
+            }
+
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
+        } catch {
+            try? await group.shutdownGracefully()
+            throw SimulatorError.io("cannot bind \(configuration.host):\(configuration.port)", underlying: error)
+        }
+        let port = channel.localAddress?.port ?? configuration.port
+        rules.serverPort = port
+        running.withLock {
+            $0 = Running(group: group, channel: channel, port: port, caCertificatePEM: tls.caCertificatePEM)
+        }
+        logger.debug(
+            "push simulator listening",
+            metadata: ["sim.host": "\(configuration.host)", "sim.port": "\(port)", "sim.fast": "\(configuration.fastMode)"])
+    }
+
+    /// The bound port (0 before `start()`).
+    public var port: Int {
+        running.withLock { $0?.port ?? 0 }
+    }
+
+    /// The PEM of the CA clients must trust: the generated CA, or the
+    /// configured CA file's contents. Empty before `start()`.
+    public var caCertificatePEM: String {
+        running.withLock { $0?.caCertificatePEM ?? "" }
+    }
+
+    /// `https://127.0.0.1:<port>/token`: the `token_uri` service accounts should name.
+    public var tokenURI: String {
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "https://\(host):\(port)/token"
+    }
+
+    /// Marks a device token unregistered from `since` on (APNs 410, FCM 404 UNREGISTERED).
+    public func markDead(token: String, since: Date) {
+        rules?.markDead(token: token, since: since)
+    }
+
+    /// A snapshot of everything answered so far.
+    public func stats() -> SimulatorStats {
+        rules?.stats() ?? SimulatorStats()
+    }
+
+    /// Closes the listener and every connection, and stops the event loops.
+    public func shutdown() async throws {
+        guard let current = running.withLock({ state -> Running? in
+            defer { state = nil }
+            return state
+        }) else { return }
+        do {
+            try await current.channel.close()
+        } catch ChannelError.alreadyClosed {
+            // Already closed: nothing to do.
+        }
+        try await current.group.shutdownGracefully()
+        logger.debug("push simulator stopped", metadata: ["sim.port": "\(current.port)"])
+    }
+}

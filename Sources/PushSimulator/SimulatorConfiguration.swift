@@ -1,0 +1,165 @@
+import Foundation
+
+/// Everything the simulator needs to know: where to listen, which TLS identity
+/// to present, which APNs keys and FCM service accounts it trusts, which device
+/// tokens are dead, and which faults to inject.
+public struct SimulatorConfiguration: Sendable, Codable {
+    /// Address to bind; default `127.0.0.1`.
+    public var host: String
+    /// Port to bind; `0` picks a free one (read it back from `PushSimulator.port`).
+    public var port: Int
+    /// The TLS identity the server presents.
+    public var tls: SimulatorTLS
+    /// APNs signing keys whose ES256 provider tokens are accepted.
+    public var apnsKeys: [SimulatorAPNsKey]
+    /// FCM service accounts whose RS256 JWT bearer grants are accepted.
+    public var fcmAccounts: [SimulatorFCMAccount]
+    /// Device token → the moment it became unregistered (APNs 410 timestamp, FCM 404 UNREGISTERED).
+    public var deadTokens: [String: Date]
+    /// Answer 200 to every APNs/FCM request without any check: a cheap sink for benchmarks.
+    public var fastMode: Bool
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` advertised on every connection (Apple advertises up to 1,000).
+    public var maxConcurrentStreams: Int
+    /// Event-loop threads serving connections.
+    public var eventLoopThreads: Int
+    /// Faults to inject (429/503 storms now; transport faults later).
+    public var scenarios: [SimulatorScenario]
+
+    /// A configuration with sensible local defaults; only the credentials usually need filling in.
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        tls: SimulatorTLS = .generate,
+        apnsKeys: [SimulatorAPNsKey] = [],
+        fcmAccounts: [SimulatorFCMAccount] = [],
+        deadTokens: [String: Date] = [:],
+        fastMode: Bool = false,
+        maxConcurrentStreams: Int = 1000,
+        eventLoopThreads: Int = 1,
+        scenarios: [SimulatorScenario] = []
+    ) {
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.apnsKeys = apnsKeys
+        self.fcmAccounts = fcmAccounts
+        self.deadTokens = deadTokens
+        self.fastMode = fastMode
+        self.maxConcurrentStreams = maxConcurrentStreams
+        self.eventLoopThreads = eventLoopThreads
+        self.scenarios = scenarios
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case host, port, tls, apnsKeys, fcmAccounts, deadTokens, fastMode, maxConcurrentStreams
+        case eventLoopThreads, scenarios
+    }
+
+    /// Decodes with every key optional, falling back to the defaults of `init`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = SimulatorConfiguration()
+        host = try container.decodeIfPresent(String.self, forKey: .host) ?? defaults.host
+        port = try container.decodeIfPresent(Int.self, forKey: .port) ?? defaults.port
+        tls = try container.decodeIfPresent(SimulatorTLS.self, forKey: .tls) ?? defaults.tls
+        apnsKeys = try container.decodeIfPresent([SimulatorAPNsKey].self, forKey: .apnsKeys) ?? []
+        fcmAccounts = try container.decodeIfPresent([SimulatorFCMAccount].self, forKey: .fcmAccounts) ?? []
+        deadTokens = try container.decodeIfPresent([String: Date].self, forKey: .deadTokens) ?? [:]
+        fastMode = try container.decodeIfPresent(Bool.self, forKey: .fastMode) ?? defaults.fastMode
+        maxConcurrentStreams =
+            try container.decodeIfPresent(Int.self, forKey: .maxConcurrentStreams) ?? defaults.maxConcurrentStreams
+        eventLoopThreads =
+            try container.decodeIfPresent(Int.self, forKey: .eventLoopThreads) ?? defaults.eventLoopThreads
+        scenarios = try container.decodeIfPresent([SimulatorScenario].self, forKey: .scenarios) ?? []
+    }
+
+    /// Reads a JSON configuration file. Dates (in `deadTokens`) are ISO 8601 strings.
+    /// Every key is optional; the error names the file and the failing key.
+    public static func load(fromJSONFile path: String) throws -> SimulatorConfiguration {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw SimulatorError.invalidConfiguration(path, "cannot read the file: \(error)")
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        do {
+            let configuration = try decoder.decode(SimulatorConfiguration.self, from: data)
+            try configuration.validate()
+            return configuration
+        } catch let error as DecodingError {
+            throw SimulatorError.invalidConfiguration(path, Self.describe(error))
+        }
+    }
+
+    /// Checks ranges that the types cannot express; the error names the key.
+    public func validate() throws {
+        guard (0...65535).contains(port) else { throw SimulatorError.invalidConfiguration("port", "must be 0...65535") }
+        guard (1...100_000).contains(maxConcurrentStreams) else {
+            throw SimulatorError.invalidConfiguration("maxConcurrentStreams", "must be 1...100000")
+        }
+        guard (1...64).contains(eventLoopThreads) else {
+            throw SimulatorError.invalidConfiguration("eventLoopThreads", "must be 1...64")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "missing key \(path(context)).\(key.stringValue)"
+        case .typeMismatch(_, let context): return "wrong type at \(path(context)): \(context.debugDescription)"
+        case .valueNotFound(_, let context): return "missing value at \(path(context))"
+        case .dataCorrupted(let context): return "bad value at \(path(context)): \(context.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+}
+
+/// The TLS identity of the simulator.
+public enum SimulatorTLS: Sendable, Codable, Equatable {
+    /// Make a fresh CA and a server certificate for localhost, 127.0.0.1 and ::1.
+    case generate
+    /// Use existing PEM files; `caCertificatePEMPath` is what clients must trust.
+    case files(certificateChainPEMPath: String, privateKeyPEMPath: String, caCertificatePEMPath: String)
+}
+
+/// An APNs signing key (the `.p8` Apple hands out) as the simulator knows it.
+public struct SimulatorAPNsKey: Sendable, Codable, Equatable {
+    /// The 10-character key ID, the JWT header's `kid`.
+    public var keyID: String
+    /// The team the key belongs to, the JWT's `iss`.
+    public var teamID: String
+    /// The P-256 public key, SPKI PEM.
+    public var publicKeyPEM: String
+    /// Bundle IDs this team may push to; empty accepts any.
+    public var topics: [String]
+
+    public init(keyID: String, teamID: String, publicKeyPEM: String, topics: [String] = []) {
+        self.keyID = keyID
+        self.teamID = teamID
+        self.publicKeyPEM = publicKeyPEM
+        self.topics = topics
+    }
+}
+
+/// An FCM service account as the simulator knows it (its public half).
+public struct SimulatorFCMAccount: Sendable, Codable, Equatable {
+    /// The account's `client_email`, the JWT's `iss`.
+    public var clientEmail: String
+    /// The account's `private_key_id`, the JWT header's `kid`.
+    public var privateKeyID: String
+    /// The Firebase project the account may send for.
+    public var projectID: String
+    /// The RSA public key, SPKI PEM.
+    public var publicKeyPEM: String
+
+    public init(clientEmail: String, privateKeyID: String, projectID: String, publicKeyPEM: String) {
+        self.clientEmail = clientEmail
+        self.privateKeyID = privateKeyID
+        self.projectID = projectID
+        self.publicKeyPEM = publicKeyPEM
+    }
+}

@@ -1,0 +1,160 @@
+import Crypto
+import Foundation
+
+/// APNs: `POST /3/device/<token>`, following Apple's "Sending notification
+/// requests to APNs", "Establishing a token-based connection to APNs" and
+/// "Handling notification responses from APNs".
+///
+/// Choices where Apple documents no exact answer:
+/// - A body that is not a JSON object with an `aps` dictionary gets
+///   `400 PayloadEmpty` (Apple has no "bad payload" reason; a client must
+///   treat it as a permanent error for that payload either way).
+/// - A push type whose required topic suffix is missing (`voip` without
+///   `.voip`, …) gets `400 InvalidPushType`; a bundle ID outside the key's
+///   team topics gets `400 TopicDisallowed`.
+/// - `background` with priority 10 gets `400 BadPriority` (Apple: "Using
+///   priority 10 is an error").
+extension SimulatorRules {
+    static let apnsPathPrefix = "/3/device/"
+    static let apnsMaxPayload = 4096
+    static let apnsMaxVoIPPayload = 5120
+    static let providerTokenLifetime: Int64 = 3600
+
+    /// Push type → the suffix its `apns-topic` must end with (nil: the bundle ID itself or not checked).
+    static let apnsPushTypes: [String: String?] = [
+        "alert": nil, "background": nil, "mdm": nil,
+        "voip": ".voip", "complication": ".complication", "fileprovider": ".pushkit.fileprovider",
+        "location": ".location-query", "liveactivity": ".push-type.liveactivity", "pushtotalk": ".voip-ptt",
+        "widgets": ".push-type.widgets", "controls": ".push-type.controls",
+    ]
+
+    static let apnsSingleHeaders = [
+        "authorization", "apns-topic", "apns-push-type", "apns-priority", "apns-expiration", "apns-id",
+        "apns-collapse-id",
+    ]
+
+    func respondAPNs(to request: SimulatorRequest, now: Date) -> SimulatorResponse {
+        let requestID = request.header("apns-id")
+        let validID = requestID.flatMap { Self.isUUID($0) ? $0 : nil }  // echoed exactly as sent
+        let response = checkAPNs(
+            request, apnsID: validID ?? Self.newUUID(), idIsValid: requestID == nil || validID != nil, now: now)
+        state.record(response, apnsID: validID)
+        return response
+    }
+
+    private func checkAPNs(_ request: SimulatorRequest, apnsID: String, idIsValid: Bool, now: Date) -> SimulatorResponse {
+        func fail(_ status: Int, _ reason: String) -> SimulatorResponse {
+            Self.apnsError(status: status, reason: reason, apnsID: apnsID)
+        }
+        if fastMode { return Self.apnsSuccess(apnsID: apnsID) }
+        guard request.method == "POST" else { return fail(405, "MethodNotAllowed") }
+        let path = request.path
+        guard path.hasPrefix(Self.apnsPathPrefix) else {
+            return path == "/3/device" ? fail(400, "MissingDeviceToken") : fail(404, "BadPath")
+        }
+        let token = String(path.dropFirst(Self.apnsPathPrefix.count))
+        guard !token.isEmpty else { return fail(400, "MissingDeviceToken") }
+        let tokenLength = token.utf8.count
+        guard tokenLength >= 64, tokenLength <= 200, tokenLength % 2 == 0, token.utf8.allSatisfy(\.isHexDigit) else {
+            return fail(400, "BadDeviceToken")
+        }
+        if Self.apnsSingleHeaders.contains(where: { request.count(of: $0) > 1 }) {
+            return fail(400, "DuplicateHeaders")
+        }
+        guard idIsValid else { return fail(400, "BadMessageId") }
+        if let authFailure = checkProviderToken(request, now: now) { return fail(403, authFailure) }
+        if let scenario = scenarioResponse(provider: "apns", apnsID: apnsID) { return scenario }
+
+        guard let topic = request.header("apns-topic"), !topic.isEmpty else { return fail(400, "MissingTopic") }
+        let pushType = request.header("apns-push-type") ?? "alert"
+        guard let suffix = Self.apnsPushTypes[pushType] else { return fail(400, "InvalidPushType") }
+        var bundleID = topic
+        if let suffix {
+            guard topic.hasSuffix(suffix), topic.count > suffix.count else { return fail(400, "InvalidPushType") }
+            bundleID = String(topic.dropLast(suffix.count))
+        }
+        if let keyTopics = topicsOfAuthorizedKey(request), !keyTopics.isEmpty, !keyTopics.contains(bundleID),
+            pushType != "mdm"
+        {
+            return fail(400, "TopicDisallowed")
+        }
+        if let priority = request.header("apns-priority") {
+            guard priority == "10" || priority == "5" || priority == "1" else { return fail(400, "BadPriority") }
+            if pushType == "background", priority == "10" { return fail(400, "BadPriority") }
+        }
+        if let expiration = request.header("apns-expiration"), !Self.isUnsignedInteger(expiration) {
+            return fail(400, "BadExpirationDate")
+        }
+        if let collapseID = request.header("apns-collapse-id"), collapseID.utf8.count > 64 {
+            return fail(400, "BadCollapseId")
+        }
+
+        let body = request.body
+        guard !body.isEmpty else { return fail(400, "PayloadEmpty") }
+        let limit = pushType == "voip" ? Self.apnsMaxVoIPPayload : Self.apnsMaxPayload
+        guard body.count <= limit else { return fail(413, "PayloadTooLarge") }
+        guard let payload = try? JSONParser.parse(body).objectValue, payload["aps"]?.objectValue != nil else {
+            return fail(400, "PayloadEmpty")
+        }
+
+        if let deadSince = state.deadSince(token: token) {
+            let milliseconds = Int64((deadSince.timeIntervalSince1970 * 1000).rounded(.down))
+            return Self.apnsError(status: 410, reason: "Unregistered", apnsID: apnsID, timestamp: milliseconds)
+        }
+        return Self.apnsSuccess(apnsID: apnsID)
+    }
+
+    /// nil if the provider token is valid, else Apple's 403 reason.
+    private func checkProviderToken(_ request: SimulatorRequest, now: Date) -> String? {
+        guard let header = request.header("authorization"), !header.isEmpty else { return "MissingProviderToken" }
+        guard let token = Self.bearerToken(header) else { return "InvalidProviderToken" }
+        let nowSeconds = Self.seconds(since: now)
+        let tokenKey = String(token)
+        if let verified = state.verifiedProviderToken(tokenKey) {
+            guard apnsKeys[verified.keyID] != nil else { return "InvalidProviderToken" }
+            return nowSeconds - verified.issuedAt > Self.providerTokenLifetime ? "ExpiredProviderToken" : nil
+        }
+        guard let jwt = JWT(token), jwt.algorithm == "ES256", let keyID = jwt.keyID, let key = apnsKeys[keyID],
+            jwt.claims["iss"]?.stringValue == key.teamID, let issuedAt = jwt.claims["iat"]?.integerValue,
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jwt.signature),
+            key.publicKey.isValidSignature(signature, for: jwt.signingInput)
+        else { return "InvalidProviderToken" }
+        // A token issued in the future (beyond generous skew) is not one Apple would accept.
+        guard issuedAt <= nowSeconds + Self.providerTokenLifetime else { return "InvalidProviderToken" }
+        state.rememberVerified(providerToken: tokenKey, .init(keyID: keyID, issuedAt: issuedAt))
+        return nowSeconds - issuedAt > Self.providerTokenLifetime ? "ExpiredProviderToken" : nil
+    }
+
+    /// The topics of the key that signed this (already verified) request's provider token.
+    private func topicsOfAuthorizedKey(_ request: SimulatorRequest) -> Set<String>? {
+        guard let token = Self.bearerToken(request.header("authorization")),
+            let verified = state.verifiedProviderToken(String(token))
+        else { return nil }
+        return apnsKeys[verified.keyID]?.topics
+    }
+
+    static func apnsSuccess(apnsID: String) -> SimulatorResponse {
+        SimulatorResponse(status: 200, headers: [("apns-id", apnsID)], body: [], provider: "apns", reason: "OK")
+    }
+
+    /// Apple's error answer: `{"reason":…}` (plus `timestamp` for 410).
+    static func apnsError(
+        status: Int, reason: String, apnsID: String?, timestamp: Int64? = nil, provider: String = "apns"
+    ) -> SimulatorResponse {
+        var body = "{\"reason\":" + JSONWriter.quoted(reason)
+        if let timestamp { body += ",\"timestamp\":\(timestamp)" }
+        body += "}"
+        var headers: [(name: String, value: String)] = [("content-type", "application/json")]
+        if let apnsID { headers.append(("apns-id", apnsID)) }
+        return SimulatorResponse(
+            status: status, headers: headers, body: Array(body.utf8), provider: provider, reason: reason)
+    }
+
+    static func apnsReason(forStatus status: Int) -> String {
+        switch status {
+        case 429: return "TooManyRequests"
+        case 500: return "InternalServerError"
+        default: return "ServiceUnavailable"
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder; delete once PushSimulatorTests has real tests.
