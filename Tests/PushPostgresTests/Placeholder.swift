@@ -1,1 +1,0 @@
-// Placeholder; delete once PushPostgresTests has real tests.
