@@ -1,12 +1,44 @@
 import Foundation
 
 /// Translates notifications into FCM HTTP v1 requests
-/// (`POST /v1/projects/<project>/messages:send` with a `message` body).
+/// (`POST /v1/projects/<project>/messages:send` with a `message` body),
+/// following Firebase's v1 `Message` reference.
 public enum FCMTranslator {
-    /// FCM's limit on the message payload.
+    /// FCM's limit on a message to tokens.
     public static let maxMessageBytes = 4096
+    /// FCM's limit on a message to a topic or condition.
+    public static let maxTopicMessageBytes = 2048
     /// Android TTL cap: 28 days.
     public static let maxTTLSeconds: Int64 = 28 * 24 * 3600
+
+    /// Exactly one target per message.
+    public enum Target: Sendable, Hashable {
+        case token(String)
+        case topic(String)
+        case condition(String)
+
+        /// 4096 bytes for a token, 2048 for topic and condition messages.
+        public var maxMessageBytes: Int {
+            if case .token = self { return FCMTranslator.maxMessageBytes }
+            return FCMTranslator.maxTopicMessageBytes
+        }
+
+        var kind: String {
+            switch self {
+            case .token: "token"
+            case .topic: "topic"
+            case .condition: "condition"
+            }
+        }
+
+        var member: (key: String, value: JSONValue) {
+            switch self {
+            case .token(let t): ("token", .string(t))
+            case .topic(let t): ("topic", .string(t))
+            case .condition(let c): ("condition", .string(c))
+            }
+        }
+    }
 
     /// Whether `token` looks like an FCM registration token.
     public static func isWellFormedToken(_ token: String) -> Bool {
@@ -18,63 +50,69 @@ public enum FCMTranslator {
         }
     }
 
-    static func isReservedDataKey(_ key: String) -> Bool {
+    /// Data keys FCM reserves: `from`, `message_type`, `google.*`, `gcm.*`.
+    public static func isReservedDataKey(_ key: String) -> Bool {
         key == "from" || key == "message_type" || key.hasPrefix("google.") || key.hasPrefix("gcm.")
     }
 
+    /// Topic names: `[a-zA-Z0-9-_.~%]+`.
+    public static func isValidTopicName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy {
+            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A)
+                || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".")
+                || $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "%")
+        }
+    }
+
+    /// How many `'name' in topics` terms a condition has.
+    public static func conditionTopicCount(_ condition: String) -> Int {
+        condition.components(separatedBy: "in topics").count - 1
+    }
+
+    /// `#rrggbb`.
+    static func isColor(_ s: String) -> Bool {
+        let u = Array(s.utf8)
+        return u.count == 7 && u[0] == UInt8(ascii: "#") && u[1...].allSatisfy {
+            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) || ($0 >= 0x61 && $0 <= 0x66)
+        }
+    }
+
+    /// A protobuf JSON duration (`"3.5s"`) in seconds.
+    static func parseDuration(_ s: String) -> Double? {
+        guard s.hasSuffix("s") else { return nil }
+        let number = s.dropLast()
+        guard !number.isEmpty, number.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: ".") }),
+              let value = Double(number) else { return nil }
+        return value
+    }
+
+    /// The request for one registration token. `now` is the reference for the
+    /// relative `android.ttl` (default: `createdAt`, so it is reproducible).
     public static func request(for n: PushNotification, token: String, context: TranslationContext, now: Date? = nil) -> Result<ProviderRequest, TranslationError> {
         guard isWellFormedToken(token) else {
             return .failure(TranslationError(
                 code: "INVALID_ARGUMENT", message: "FCM registration token must be 20-4096 characters of [A-Za-z0-9_:-]",
                 tokenIsInvalid: true))
         }
+        return request(for: n, target: .token(token), context: context, now: now)
+    }
+
+    /// The request for any target (token, topic or condition).
+    public static func request(for n: PushNotification, target: Target, context: TranslationContext, now: Date? = nil) -> Result<ProviderRequest, TranslationError> {
         guard let project = context.fcmProjectID, !project.isEmpty else {
             return .failure(TranslationError(code: "MissingProject", message: "app \(n.app) has no FCM project configured"))
         }
-        var message: [(key: String, value: JSONValue)] = [("token", .string(token))]
-        if let alert = n.alert, !alert.isEmpty {
-            var fields: [(key: String, value: JSONValue)] = []
-            if let title = alert.title { fields.append(("title", .string(title))) }
-            if let body = alert.body { fields.append(("body", .string(body))) }
-            message.append(("notification", .object(fields)))
+        if let key = n.data.first(where: { isReservedDataKey($0.key) })?.key {
+            return .failure(TranslationError(code: "ReservedKey", message: "FCM reserves the data key \"\(key)\""))
         }
-        if !n.data.isEmpty {
-            var data: [(key: String, value: JSONValue)] = []
-            for (key, value) in n.data {
-                if isReservedDataKey(key) {
-                    return .failure(TranslationError(code: "ReservedKey", message: "FCM reserves the data key \"\(key)\""))
-                }
-                switch value {
-                case .string(let s): data.append((key, .string(s)))
-                default: data.append((key, .string(String(decoding: value.encoded(), as: UTF8.self))))
-                }
-            }
-            message.append(("data", .object(data)))
-        }
-        var android: [(key: String, value: JSONValue)] = [
-            ("priority", .string(n.priority == .high ? "HIGH" : "NORMAL")),
-        ]
-        if let expiresAt = n.expiresAt {
-            let reference = now ?? n.createdAt
-            let ttl = max(0, min(maxTTLSeconds, Int64(expiresAt.timeIntervalSince(reference).rounded(.down))))
-            android.append(("ttl", .string("\(ttl)s")))
-        }
-        if let collapseKey = n.collapseKey { android.append(("collapse_key", .string(collapseKey))) }
-        var androidNotification: [(key: String, value: JSONValue)] = []
-        if let sound = n.sound { androidNotification.append(("sound", .string(sound))) }
-        if let badge = n.badge { androidNotification.append(("notification_count", .int(Int64(badge)))) }
-        if !androidNotification.isEmpty, message.contains(where: { $0.key == "notification" }) {
-            android.append(("notification", .object(androidNotification)))
-        }
-        message.append(("android", .object(android)))
-
-        let messageJSON = JSONValue.object(message)
-        let messageBytes = messageJSON.encoded()
-        guard messageBytes.count <= maxMessageBytes else {
+        let messageBytes = message(for: n, target: target, now: now)
+        guard messageBytes.count <= target.maxMessageBytes else {
             return .failure(TranslationError(
-                code: "PayloadTooLarge", message: "FCM message is \(messageBytes.count) bytes, over the \(maxMessageBytes)-byte limit"))
+                code: "PayloadTooLarge",
+                message: "FCM message is \(messageBytes.count) bytes, over the \(target.maxMessageBytes)-byte limit for a \(target.kind) message"))
         }
         var body: [UInt8] = Array(#"{"message":"#.utf8)
+        body.reserveCapacity(messageBytes.count + 12)
         body.append(contentsOf: messageBytes)
         body.append(UInt8(ascii: "}"))
         return .success(ProviderRequest(

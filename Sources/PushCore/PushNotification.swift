@@ -6,29 +6,64 @@ public struct PushNotification: Sendable, Equatable {
     /// The intake schema versions this build understands.
     public static let supportedSchemaVersions: ClosedRange<Int> = 1...1
 
+    /// The intake schema version the producer wrote.
     public var schemaVersion: Int
     /// Producer-assigned id; with the device it keys the delivery ledger.
     public var id: UUID
     /// The app this is for (a key of the worker's app configuration).
     public var app: String
+    /// When the product created it; deliveries are partitioned by its day.
     public var createdAt: Date
     /// Absolute expiry; past it the notification is recorded `expired` and not sent.
     public var expiresAt: Date?
+    /// Delivery urgency.
     public var priority: Priority
+    /// Newer notifications with the same key replace older ones (at most 64 bytes).
     public var collapseKey: String?
+    /// Device-token recipients: what the worker sends to, one request each.
     public var recipients: [Recipient]
+    /// What the user sees.
     public var alert: Alert?
+    /// The app icon badge (APNs `badge`, FCM `notification_count`).
     public var badge: Int?
-    public var sound: String?
+    /// The sound to play.
+    public var sound: Sound?
     /// Silent/background notification (APNs `content-available`).
     public var contentAvailable: Bool
     /// Custom key-value data delivered to the app (outside `aps` on APNs, `data` on FCM).
     public var data: [(key: String, value: JSONValue)]
 
+    /// Recipients given by user id (`{"user_id": …}`); the worker resolves them to devices.
+    public var userRecipients: [String] = []
+    /// FCM topic or condition targets (`{"topic": …}`, `{"condition": …}`): one FCM request each.
+    public var fcmTargets: [FCMTarget] = []
+    /// APNs `category` / FCM `android.notification.click_action`: the app's action set.
+    public var category: String?
+    /// APNs `thread-id`: groups notifications on the device.
+    public var threadID: String?
+    /// APNs `mutable-content`: let the app's notification service extension modify it.
+    public var mutableContent: Bool = false
+    /// APNs `interruption-level` (iOS 15+).
+    public var interruptionLevel: InterruptionLevel?
+    /// APNs `relevance-score`, 0...1: ordering in the notification summary.
+    public var relevanceScore: Double?
+    /// APNs `target-content-id`: the window/content to bring forward.
+    public var targetContentID: String?
+    /// Image URL: FCM `notification.image` (and `apns.fcm_options.image` for topic targets).
+    public var imageURL: String?
+    /// `ttl_seconds: 0`: deliver only if the device is reachable now
+    /// (`apns-expiration: 0`, FCM `ttl: "0s"`); the provider does not store it.
+    public var doNotStore: Bool = false
+    /// Per-platform raw overrides for APNs (push type, topic, extra `aps` keys, headers).
+    public var apns: APNsOverrides = APNsOverrides()
+    /// Per-platform raw overrides for FCM (`android`, `webpush`, `apns`, `fcm_options` blocks).
+    public var fcm: FCMOverrides = FCMOverrides()
+
+    /// A notification; the newer fields are set as properties after `init`.
     public init(
         schemaVersion: Int = 1, id: UUID, app: String, createdAt: Date, expiresAt: Date? = nil,
         priority: Priority = .high, collapseKey: String? = nil, recipients: [Recipient],
-        alert: Alert? = nil, badge: Int? = nil, sound: String? = nil, contentAvailable: Bool = false,
+        alert: Alert? = nil, badge: Int? = nil, sound: Sound? = nil, contentAvailable: Bool = false,
         data: [(key: String, value: JSONValue)] = []
     ) {
         self.schemaVersion = schemaVersion
@@ -53,21 +88,17 @@ public struct PushNotification: Sendable, Equatable {
             && lhs.recipients == rhs.recipients && lhs.alert == rhs.alert && lhs.badge == rhs.badge
             && lhs.sound == rhs.sound && lhs.contentAvailable == rhs.contentAvailable
             && JSONValue.object(lhs.data) == JSONValue.object(rhs.data)
+            && lhs.userRecipients == rhs.userRecipients && lhs.fcmTargets == rhs.fcmTargets
+            && lhs.category == rhs.category && lhs.threadID == rhs.threadID
+            && lhs.mutableContent == rhs.mutableContent && lhs.interruptionLevel == rhs.interruptionLevel
+            && lhs.relevanceScore == rhs.relevanceScore && lhs.targetContentID == rhs.targetContentID
+            && lhs.imageURL == rhs.imageURL && lhs.doNotStore == rhs.doNotStore
+            && lhs.apns == rhs.apns && lhs.fcm == rhs.fcm
     }
 
-    /// Delivery urgency, mapped to `apns-priority` and FCM `android.priority`.
+    /// Delivery urgency, mapped to `apns-priority` 10/5/1 and FCM `android.priority` HIGH/NORMAL.
     public enum Priority: String, Sendable, CaseIterable {
         case high, normal, low
-    }
-
-    public struct Alert: Sendable, Equatable {
-        public var title: String?
-        public var body: String?
-        public init(title: String? = nil, body: String? = nil) {
-            self.title = title
-            self.body = body
-        }
-        var isEmpty: Bool { (title ?? "").isEmpty && (body ?? "").isEmpty }
     }
 }
 
@@ -86,10 +117,21 @@ public enum Platform: String, Sendable, Hashable, CaseIterable {
 
 /// One addressee of a notification: a device token on a platform.
 public struct Recipient: Sendable, Hashable {
+    /// The APNs device token (hex) or FCM registration token.
     public var token: String
+    /// The platform the token belongs to.
     public var platform: Platform
+    /// A device-token recipient.
     public init(token: String, platform: Platform) {
         self.token = token
         self.platform = platform
     }
+}
+
+/// A non-device FCM target: every device subscribed to a topic, or matching a condition.
+public enum FCMTarget: Sendable, Hashable {
+    /// `message.topic`, the bare name (no `/topics/` prefix).
+    case topic(String)
+    /// `message.condition`, e.g. `'news' in topics && 'sport' in topics`.
+    case condition(String)
 }

@@ -3,12 +3,16 @@ import Foundation
 /// The one total function from a provider response to what it means.
 /// Every status and reason maps somewhere; nothing here can fail.
 public enum ResponseClassifier {
-    public static func classify(_ provider: Provider, _ response: ProviderResponse) -> ProviderOutcome {
+    /// What `response` means. `now` only matters for a `Retry-After` given as an HTTP date.
+    public static func classify(_ provider: Provider, _ response: ProviderResponse, now: Date = Date()) -> ProviderOutcome {
         switch provider {
-        case .apns: classifyAPNs(response)
-        case .fcm: classifyFCM(response)
+        case .apns: classifyAPNs(response, now: now)
+        case .fcm: classifyFCM(response, now: now)
         }
     }
+
+    /// FCM asks for at least a minute before retrying a quota error.
+    public static let fcmQuotaMinimumRetryAfter: Duration = .seconds(60)
 
     // MARK: APNs
 
@@ -20,7 +24,10 @@ public enum ResponseClassifier {
         "BadEnvironmentKeyIdInToken", "UnrelatedKeyIdInToken",
     ]
 
-    static func classifyAPNs(_ response: ProviderResponse) -> ProviderOutcome {
+    /// 400 reasons that are about the connection, not the request: try again.
+    static let apnsTransient400Reasons: Set<String> = ["IdleTimeout"]
+
+    static func classifyAPNs(_ response: ProviderResponse, now: Date) -> ProviderOutcome {
         let json = (try? JSONValue.parse(response.body))
         let reason = ProviderReason(json?["reason"]?.stringValue ?? (response.body.isEmpty ? "HTTP\(response.status)" : "Unparsed"))
         switch response.status {
@@ -39,15 +46,17 @@ public enum ResponseClassifier {
             return .invalidToken(reason: reason, since: since)
         case 400 where apnsDeadTokenReasons.contains(reason.rawValue):
             return .invalidToken(reason: reason, since: nil)
+        case 400 where apnsTransient400Reasons.contains(reason.rawValue):
+            return .transient(reason: reason, retryAfter: retryAfter(response, now: now))
         case 400, 404, 405, 413:
             return .rejected(reason: reason)
         case 403:
             if reason.rawValue == "TooManyProviderTokenUpdates" {
-                return .transient(reason: reason, retryAfter: retryAfter(response))
+                return .transient(reason: reason, retryAfter: retryAfter(response, now: now))
             }
             return apnsAuthReasons.contains(reason.rawValue) ? .authFailure(reason: reason) : .rejected(reason: reason)
         case 429, 500, 502, 503, 504:
-            return .transient(reason: reason, retryAfter: retryAfter(response))
+            return .transient(reason: reason, retryAfter: retryAfter(response, now: now))
         default:
             return .unknown(status: response.status, reason: reason)
         }
@@ -55,18 +64,22 @@ public enum ResponseClassifier {
 
     // MARK: FCM
 
-    static func classifyFCM(_ response: ProviderResponse) -> ProviderOutcome {
+    static func classifyFCM(_ response: ProviderResponse, now: Date) -> ProviderOutcome {
+        let json = try? JSONValue.parse(response.body)
         if response.status == 200 {
-            let json = try? JSONValue.parse(response.body)
             return .accepted(providerMessageID: json?["name"]?.stringValue)
         }
-        let json = try? JSONValue.parse(response.body)
         let error = json?["error"]
         let status = error?["status"]?.stringValue
         var errorCode: String?
+        var tokenFieldViolation = false
         if case .array(let details)? = error?["details"] {
             for detail in details {
-                if let code = detail["errorCode"]?.stringValue { errorCode = code; break }
+                if errorCode == nil, let code = detail["errorCode"]?.stringValue { errorCode = code }
+                if case .array(let violations)? = detail["fieldViolations"],
+                   violations.contains(where: { $0["field"]?.stringValue == "message.token" }) {
+                    tokenFieldViolation = true
+                }
             }
         }
         let message = error?["message"]?.stringValue ?? ""
@@ -76,34 +89,35 @@ public enum ResponseClassifier {
         case "UNREGISTERED", "SENDER_ID_MISMATCH":
             return .invalidToken(reason: reason, since: nil)
         case "INVALID_ARGUMENT":
-            // FCM reports a malformed registration token as INVALID_ARGUMENT; only its message tells.
-            if message.localizedCaseInsensitiveContains("registration token") {
+            // FCM reports a malformed registration token as INVALID_ARGUMENT; only the
+            // BadRequest field (message.token) or the message tells it apart.
+            if tokenFieldViolation || message.localizedCaseInsensitiveContains("registration token") {
                 return .invalidToken(reason: reason, since: nil)
             }
             return .rejected(reason: reason)
-        case "QUOTA_EXCEEDED":
-            let after = retryAfter(response) ?? .seconds(60)
-            return .transient(reason: reason, retryAfter: max(after, .seconds(60)))
+        case "QUOTA_EXCEEDED", "RESOURCE_EXHAUSTED":
+            let after = retryAfter(response, now: now) ?? fcmQuotaMinimumRetryAfter
+            return .transient(reason: reason, retryAfter: max(after, fcmQuotaMinimumRetryAfter))
         case "UNAVAILABLE", "INTERNAL":
-            return .transient(reason: reason, retryAfter: retryAfter(response))
-        case "THIRD_PARTY_AUTH_ERROR", "UNAUTHENTICATED":
-            return .authFailure(reason: reason)
-        case "PERMISSION_DENIED":
+            return .transient(reason: reason, retryAfter: retryAfter(response, now: now))
+        case "THIRD_PARTY_AUTH_ERROR", "UNAUTHENTICATED", "PERMISSION_DENIED":
             return .authFailure(reason: reason)
         case "NOT_FOUND":
-            return .invalidToken(reason: reason, since: nil)
+            // Without FCM's UNREGISTERED detail a 404 is the request (a wrong project or
+            // path), not the token: never invalidate devices for it.
+            return .rejected(reason: reason)
         default:
             switch response.status {
-            case 401: return .authFailure(reason: reason)
-            case 429, 500, 502, 503, 504: return .transient(reason: reason, retryAfter: retryAfter(response))
-            case 400, 413: return .rejected(reason: reason)
+            case 401, 403: return .authFailure(reason: reason)
+            case 429, 500, 502, 503, 504: return .transient(reason: reason, retryAfter: retryAfter(response, now: now))
+            case 400, 404, 413: return .rejected(reason: reason)
             default: return .unknown(status: response.status, reason: reason)
             }
         }
     }
 
     /// `Retry-After` as delta-seconds or an HTTP date.
-    static func retryAfter(_ response: ProviderResponse, now: Date = Date()) -> Duration? {
+    static func retryAfter(_ response: ProviderResponse, now: Date) -> Duration? {
         guard let raw = response.header("retry-after")?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
         if let seconds = Int(raw), seconds >= 0 { return .seconds(seconds) }
         let formatter = DateFormatter()

@@ -41,14 +41,17 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// Decide after attempt number `attempt` (1-based) failed transiently.
     /// `jitter` is a random value in 0..<1 (full jitter between half and all of the backoff).
+    /// The delay is the first tier at least as long as the backoff (or the
+    /// provider's `Retry-After`); a `Retry-After` longer than the largest tier
+    /// is honoured as is, on the largest tier.
     public func decide(attempt: Int, retryAfter: Duration?, expiresAt: Date?, now: Date, jitter: Double) -> RetryDecision {
         guard attempt < maxAttempts, let largest = tiers.last else { return .exhausted }
-        let exponent = min(attempt - 1, 20)
+        let exponent = min(max(attempt - 1, 0), 20)
         let backoff = baseDelay * (1 << exponent)
         let jittered = backoff * (0.5 + 0.5 * min(max(jitter, 0), 1))
         let wanted = max(jittered, retryAfter ?? .zero)
         let tier = tiers.first(where: { $0.delay >= wanted }) ?? largest
-        let delay = tier.delay
+        let delay = max(tier.delay, retryAfter ?? .zero)
         if let expiresAt, now.addingTimeInterval(delay.seconds) >= expiresAt {
             return .expired
         }

@@ -30,10 +30,20 @@ public struct TranslationError: Error, Sendable, Equatable, CustomStringConverti
 
 extension PushNotification {
     /// The exact provider request for one recipient, or why there can be none.
-    public func request(for recipient: Recipient, context: TranslationContext) -> Result<ProviderRequest, TranslationError> {
+    /// `now` is the reference for FCM's relative `android.ttl` (default:
+    /// `createdAt`); APNs uses the absolute expiry and ignores it.
+    public func request(for recipient: Recipient, context: TranslationContext, now: Date? = nil) -> Result<ProviderRequest, TranslationError> {
         switch recipient.platform {
         case .ios: return APNsTranslator.request(for: self, token: recipient.token, context: context)
-        case .android: return FCMTranslator.request(for: self, token: recipient.token, context: context)
+        case .android: return FCMTranslator.request(for: self, token: recipient.token, context: context, now: now)
+        }
+    }
+
+    /// The FCM request for a topic or condition target.
+    public func request(for target: FCMTarget, context: TranslationContext, now: Date? = nil) -> Result<ProviderRequest, TranslationError> {
+        switch target {
+        case .topic(let topic): FCMTranslator.request(for: self, target: .topic(topic), context: context, now: now)
+        case .condition(let condition): FCMTranslator.request(for: self, target: .condition(condition), context: context, now: now)
         }
     }
 

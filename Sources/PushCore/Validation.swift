@@ -29,6 +29,13 @@ public struct IntakeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The app when it could be read.
     public var app: String?
 
+    public init(kind: Kind, issues: [ValidationIssue], notificationID: UUID? = nil, app: String? = nil) {
+        self.kind = kind
+        self.issues = issues
+        self.notificationID = notificationID
+        self.app = app
+    }
+
     public var description: String {
         "\(kind.rawValue): " + issues.map(\.description).joined(separator: "; ")
     }
@@ -40,9 +47,19 @@ public enum IntakeLimits {
     public static let maxAppLength = 255
     public static let maxCollapseKeyBytes = 64
     public static let maxMessageBytes = 256 * 1024
+    /// FCM: a condition may combine at most five topics.
+    public static let maxConditionTopics = 5
 }
 
 extension PushNotification {
+    /// Every field the envelope knows; anything else is reported as unknown.
+    static let envelopeFields: Set<String> = [
+        "schema_version", "id", "app", "created_at", "expires_at", "ttl_seconds", "priority",
+        "collapse_key", "recipients", "alert", "badge", "sound", "category", "thread_id", "content_available",
+        "mutable_content", "interruption_level", "relevance_score", "target_content_id", "image_url", "data",
+        "apns", "fcm",
+    ]
+
     /// Decodes and validates one intake message. Every problem found is
     /// reported at once with its field path; nothing here can crash on input.
     public static func decode(_ bytes: [UInt8]) -> Result<PushNotification, IntakeError> {
@@ -63,7 +80,9 @@ extension PushNotification {
         return decode(json)
     }
 
-    /// Decodes and validates an already-parsed intake object.
+    /// Decodes and validates an already-parsed intake object: field by field,
+    /// then the rules across fields, then the provider payload limits on the
+    /// translated payloads.
     public static func decode(_ json: JSONValue) -> Result<PushNotification, IntakeError> {
         var reader = FieldReader(json: json)
 
@@ -82,11 +101,14 @@ extension PushNotification {
         }
         let createdAt = reader.date("created_at", required: true)
         var expiresAt = reader.date("expires_at", required: false)
+        var doNotStore = false
         if let ttl = reader.int("ttl_seconds", required: false) {
             if ttl < 0 {
                 reader.fail("ttl_seconds", "must not be negative")
             } else if expiresAt != nil {
                 reader.fail("ttl_seconds", "give either ttl_seconds or expires_at, not both")
+            } else if ttl == 0 {
+                doNotStore = true
             } else if let createdAt {
                 expiresAt = createdAt.addingTimeInterval(TimeInterval(ttl))
             }
@@ -94,146 +116,55 @@ extension PushNotification {
         if let expiresAt, let createdAt, expiresAt < createdAt {
             reader.fail("expires_at", "is before created_at")
         }
-        var priority = Priority.high
-        if let raw = reader.string("priority", required: false) {
-            if let p = Priority(rawValue: raw) { priority = p } else {
-                reader.fail("priority", "must be one of high, normal, low (got \"\(raw)\")")
-            }
-        }
-        let collapseKey = reader.string("collapse_key", required: false)
-        if let collapseKey, collapseKey.utf8.count > IntakeLimits.maxCollapseKeyBytes {
-            reader.fail("collapse_key", "longer than \(IntakeLimits.maxCollapseKeyBytes) bytes")
-        }
-        let recipients = reader.recipients()
-        var alert: Alert?
-        if let alertJSON = reader.object("alert") {
-            var sub = FieldReader(json: alertJSON, prefix: "alert.")
-            alert = Alert(title: sub.string("title", required: false), body: sub.string("body", required: false))
-            sub.rejectUnknown(allowed: ["title", "body"])
-            reader.issues += sub.issues
-        }
-        let badge = reader.int("badge", required: false)
+        let priority = reader.oneOf("priority", Priority.self) ?? .high
+        let collapseKey = reader.nonEmptyString("collapse_key", maxBytes: IntakeLimits.maxCollapseKeyBytes)
+        let targets = reader.recipients()
+        let alert = reader.alert()
+        let badge = reader.int("badge")
         if let badge, badge < 0 { reader.fail("badge", "must not be negative") }
-        let sound = reader.string("sound", required: false)
+        let sound = reader.sound()
+        let category = reader.nonEmptyString("category")
+        let threadID = reader.nonEmptyString("thread_id")
         let contentAvailable = reader.bool("content_available") ?? false
-        var data: [(key: String, value: JSONValue)] = []
-        if let dataJSON = reader.object("data"), case .object(let members) = dataJSON {
-            data = members
-        }
-        if (alert?.isEmpty ?? true) && !contentAvailable && data.isEmpty && badge == nil {
-            reader.fail("alert", "a notification needs an alert, a badge, data or content_available")
-        }
-        reader.rejectUnknown(allowed: [
-            "schema_version", "id", "app", "created_at", "expires_at", "ttl_seconds", "priority",
-            "collapse_key", "recipients", "alert", "badge", "sound", "content_available", "data",
-        ])
+        let mutableContent = reader.bool("mutable_content") ?? false
+        let interruptionLevel = reader.oneOf("interruption_level", InterruptionLevel.self)
+        let relevanceScore = reader.double("relevance_score", in: 0...1)
+        let targetContentID = reader.nonEmptyString("target_content_id")
+        let imageURL = reader.url("image_url")
+        let data = reader.customData()
+        let apns = reader.apnsOverrides()
+        let fcm = reader.fcmOverrides()
+        reader.rejectUnknown(allowed: envelopeFields)
 
-        guard reader.issues.isEmpty, let version, let id, let app, let createdAt, let recipients else {
+        let hasContent = !(alert?.isEmpty ?? true) || badge != nil || sound != nil || contentAvailable || !data.isEmpty
+            || !apns.aps.isEmpty || (apns.pushType.map { $0 != .alert && $0 != .background } ?? false)
+        if !hasContent {
+            reader.fail("alert", "a notification needs an alert, a badge, a sound, data or content_available")
+        }
+
+        guard reader.issues.isEmpty, let version, let id, let app, let createdAt, let targets else {
             return .failure(IntakeError(kind: .invalid, issues: reader.issues, notificationID: id, app: app))
         }
-        return .success(PushNotification(
+        var n = PushNotification(
             schemaVersion: version, id: id, app: app, createdAt: createdAt, expiresAt: expiresAt,
-            priority: priority, collapseKey: collapseKey, recipients: recipients, alert: alert,
-            badge: badge, sound: sound, contentAvailable: contentAvailable, data: data))
-    }
-}
-
-/// Reads typed fields from a JSON object, collecting issues instead of throwing.
-struct FieldReader {
-    let json: JSONValue
-    let prefix: String
-    var issues: [ValidationIssue] = []
-
-    init(json: JSONValue, prefix: String = "") {
-        self.json = json
-        self.prefix = prefix
-    }
-
-    mutating func fail(_ field: String, _ reason: String) {
-        issues.append(ValidationIssue(path: prefix + field, reason: reason))
-    }
-
-    private mutating func value(_ field: String, required: Bool) -> JSONValue? {
-        guard let v = json[field], v != .null else {
-            if required { fail(field, "is required") }
-            return nil
+            priority: priority, collapseKey: collapseKey, recipients: targets.tokens, alert: alert,
+            badge: badge, sound: sound, contentAvailable: contentAvailable, data: data)
+        n.userRecipients = targets.userIDs
+        n.fcmTargets = targets.fcm
+        n.category = category
+        n.threadID = threadID
+        n.mutableContent = mutableContent
+        n.interruptionLevel = interruptionLevel
+        n.relevanceScore = relevanceScore
+        n.targetContentID = targetContentID
+        n.imageURL = imageURL
+        n.doNotStore = doNotStore
+        n.apns = apns
+        n.fcm = fcm
+        let issues = n.consistencyIssues() + n.payloadLimitIssues()
+        guard issues.isEmpty else {
+            return .failure(IntakeError(kind: .invalid, issues: issues, notificationID: id, app: app))
         }
-        return v
-    }
-
-    mutating func string(_ field: String, required: Bool) -> String? {
-        guard let v = value(field, required: required) else { return nil }
-        guard case .string(let s) = v else { fail(field, "must be a string"); return nil }
-        return s
-    }
-
-    mutating func int(_ field: String, required: Bool) -> Int? {
-        guard let v = value(field, required: required) else { return nil }
-        switch v {
-        case .int(let i): return Int(exactly: i)
-        case .double(let d) where d == d.rounded() && abs(d) < 1e15: return Int(d)
-        default: fail(field, "must be an integer"); return nil
-        }
-    }
-
-    mutating func bool(_ field: String) -> Bool? {
-        guard let v = value(field, required: false) else { return nil }
-        guard case .bool(let b) = v else { fail(field, "must be true or false"); return nil }
-        return b
-    }
-
-    mutating func object(_ field: String) -> JSONValue? {
-        guard let v = value(field, required: false) else { return nil }
-        guard case .object = v else { fail(field, "must be an object"); return nil }
-        return v
-    }
-
-    mutating func uuid(_ field: String, required: Bool) -> UUID? {
-        guard let s = string(field, required: required) else { return nil }
-        guard let u = UUID(uuidString: s) else { fail(field, "is not a UUID (\"\(s.prefix(40))\")"); return nil }
-        return u
-    }
-
-    mutating func date(_ field: String, required: Bool) -> Date? {
-        guard let s = string(field, required: required) else { return nil }
-        guard let d = Timestamps.parse(s) else { fail(field, "is not an RFC 3339 timestamp (\"\(s.prefix(40))\")"); return nil }
-        return d
-    }
-
-    mutating func rejectUnknown(allowed: Set<String>) {
-        guard case .object(let members) = json else { return }
-        for member in members where !allowed.contains(member.key) {
-            fail(member.key, "unknown field")
-        }
-    }
-
-    mutating func recipients() -> [Recipient]? {
-        guard let v = value("recipients", required: true) else { return nil }
-        guard case .array(let items) = v else { fail("recipients", "must be an array"); return nil }
-        if items.isEmpty { fail("recipients", "must not be empty"); return nil }
-        if items.count > IntakeLimits.maxRecipients {
-            fail("recipients", "more than \(IntakeLimits.maxRecipients) recipients"); return nil
-        }
-        var result: [Recipient] = []
-        var seen = Set<Recipient>()
-        for (i, item) in items.enumerated() {
-            var sub = FieldReader(json: item, prefix: "\(prefix)recipients[\(i)].")
-            guard case .object = item else { fail("recipients[\(i)]", "must be an object"); continue }
-            let token = sub.string("token", required: true)
-            let platformRaw = sub.string("platform", required: true)
-            sub.rejectUnknown(allowed: ["token", "platform"])
-            var platform: Platform?
-            if let platformRaw {
-                platform = Platform(rawValue: platformRaw)
-                if platform == nil { sub.fail("platform", "must be one of ios, android (got \"\(platformRaw)\")") }
-            }
-            if let token, token.isEmpty { sub.fail("token", "must not be empty") }
-            issues += sub.issues
-            if let token, !token.isEmpty, let platform {
-                let r = Recipient(token: token, platform: platform)
-                if seen.insert(r).inserted { result.append(r) }
-            }
-        }
-        return result
+        return .success(n)
     }
 }

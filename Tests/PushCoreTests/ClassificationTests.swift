@@ -29,7 +29,7 @@ final class ClassificationTests: XCTestCase {
 
     func testAPNsEveryDocumentedReason() {
         let rejected400 = ["BadCollapseId", "BadExpirationDate", "BadMessageId", "BadPriority", "BadTopic",
-                           "DuplicateHeaders", "IdleTimeout", "InvalidPushType", "MissingDeviceToken",
+                           "DuplicateHeaders", "InvalidPushType", "MissingDeviceToken",
                            "MissingTopic", "PayloadEmpty", "TopicDisallowed"]
         for reason in rejected400 {
             XCTAssertEqual(apns(400, #"{"reason":"\#(reason)"}"#), .rejected(reason: ProviderReason(reason)), reason)
@@ -41,6 +41,10 @@ final class ClassificationTests: XCTestCase {
                        "InvalidProviderToken", "MissingProviderToken", "BadEnvironmentKeyIdInToken", "UnrelatedKeyIdInToken"] {
             XCTAssertEqual(apns(403, #"{"reason":"\#(reason)"}"#), .authFailure(reason: ProviderReason(reason)), reason)
         }
+        // IdleTimeout is about the connection, not the notification: send again.
+        XCTAssertEqual(apns(400, #"{"reason":"IdleTimeout"}"#), .transient(reason: ProviderReason("IdleTimeout"), retryAfter: nil))
+        XCTAssertEqual(apns(410, #"{"reason":"ExpiredToken","timestamp":1763726400000}"#),
+                       .invalidToken(reason: ProviderReason("ExpiredToken"), since: Date(timeIntervalSince1970: 1_763_726_400)))
         XCTAssertEqual(apns(404, #"{"reason":"BadPath"}"#), .rejected(reason: ProviderReason("BadPath")))
         XCTAssertEqual(apns(405, #"{"reason":"MethodNotAllowed"}"#), .rejected(reason: ProviderReason("MethodNotAllowed")))
         XCTAssertEqual(apns(413, #"{"reason":"PayloadTooLarge"}"#), .rejected(reason: ProviderReason("PayloadTooLarge")))
@@ -78,6 +82,23 @@ final class ClassificationTests: XCTestCase {
         XCTAssertEqual(fcm(400, fcmError(400, "UNKNOWN", "UNSPECIFIED_ERROR")), .rejected(reason: ProviderReason("UNSPECIFIED_ERROR")))
     }
 
+    func testFCMStatusWithoutFCMDetail() {
+        // A 404 without FCM's UNREGISTERED detail is a wrong project/path: never invalidate the device for it.
+        XCTAssertEqual(fcm(404, fcmError(404, "NOT_FOUND", nil)), .rejected(reason: ProviderReason("NOT_FOUND")))
+        // A project-wide rate limit (google.rpc.ErrorInfo, no FCM errorCode) waits at least a minute too.
+        XCTAssertEqual(fcm(429, fcmError(429, "RESOURCE_EXHAUSTED", nil), headers: [("retry-after", "5")]),
+                       .transient(reason: ProviderReason("RESOURCE_EXHAUSTED"), retryAfter: .seconds(60)))
+        XCTAssertEqual(fcm(403, fcmError(403, "PERMISSION_DENIED", nil)), .authFailure(reason: ProviderReason("PERMISSION_DENIED")))
+        XCTAssertEqual(fcm(503, fcmError(503, "UNAVAILABLE", nil)), .transient(reason: ProviderReason("UNAVAILABLE"), retryAfter: nil))
+        // The BadRequest field violation on message.token marks a malformed token, whatever the message says.
+        let body = #"{"error":{"code":400,"message":"Invalid value","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"INVALID_ARGUMENT"},{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"message.token","description":"Invalid registration token"}]}]}}"#
+        XCTAssertEqual(fcm(400, body), .invalidToken(reason: ProviderReason("INVALID_ARGUMENT"), since: nil))
+        let dataViolation = body.replacingOccurrences(of: "message.token", with: "message.data[0].value")
+            .replacingOccurrences(of: "Invalid registration token", with: "bad value")
+        XCTAssertEqual(fcm(400, dataViolation), .rejected(reason: ProviderReason("INVALID_ARGUMENT")))
+        XCTAssertEqual(fcm(418, fcmError(418, "SOMETHING_NEW", "BRAND_NEW_CODE")), .unknown(status: 418, reason: ProviderReason("BRAND_NEW_CODE")))
+    }
+
     func testFCMUnparseableBodiesStillClassify() {
         XCTAssertEqual(fcm(502, "Bad Gateway"), .transient(reason: ProviderReason("HTTP502"), retryAfter: nil))
         XCTAssertEqual(fcm(418, ""), .unknown(status: 418, reason: ProviderReason("HTTP418")))
@@ -87,5 +108,9 @@ final class ClassificationTests: XCTestCase {
         let now = Date(timeIntervalSince1970: 1_795_262_400)
         let response = ProviderResponse(status: 503, headers: [("retry-after", "Sat, 21 Nov 2026 12:00:30 GMT")], body: [])
         XCTAssertEqual(ResponseClassifier.retryAfter(response, now: now), .seconds(30))
+        XCTAssertEqual(ResponseClassifier.classify(.apns, ProviderResponse(status: 503, headers: [("retry-after", "Sat, 21 Nov 2026 12:00:30 GMT")], body: []), now: now),
+                       .transient(reason: ProviderReason("HTTP503"), retryAfter: .seconds(30)))
+        let garbage = ProviderResponse(status: 503, headers: [("retry-after", "soon")], body: [])
+        XCTAssertNil(ResponseClassifier.retryAfter(garbage, now: now))
     }
 }

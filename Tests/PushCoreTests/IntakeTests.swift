@@ -5,11 +5,11 @@ import XCTest
 final class IntakeTests: XCTestCase {
     func testEveryValidExampleDecodes() throws {
         let files = try Examples.files("valid")
-        XCTAssertGreaterThanOrEqual(files.count, 3)
+        XCTAssertGreaterThanOrEqual(files.count, 13)
         for file in files {
             switch PushNotification.decode(try Examples.bytes(file)) {
             case .success(let n):
-                XCTAssertFalse(n.recipients.isEmpty, file.lastPathComponent)
+                XCTAssertFalse(n.recipients.isEmpty && n.userRecipients.isEmpty && n.fcmTargets.isEmpty, file.lastPathComponent)
             case .failure(let error):
                 XCTFail("\(file.lastPathComponent): \(error)")
             }
@@ -17,10 +17,21 @@ final class IntakeTests: XCTestCase {
     }
 
     func testEveryInvalidExampleFailsWhereExpected() throws {
-        let expectedURL = Examples.schemasDirectory.appendingPathComponent("examples/invalid/expected.json")
+        try checkFailures(in: "invalid", atLeast: 18)
+    }
+
+    /// Examples that pass the JSON Schema but break a rule across fields or a
+    /// provider payload limit after translation.
+    func testEveryRejectedExampleFailsWhereExpected() throws {
+        try checkFailures(in: "rejected", atLeast: 11)
+    }
+
+    func checkFailures(in directory: String, atLeast minimum: Int) throws {
+        let expectedURL = Examples.schemasDirectory.appendingPathComponent("examples/\(directory)/expected.json")
         let expected = try JSONValue.parse(Array(Data(contentsOf: expectedURL)))
-        let files = try Examples.files("invalid")
-        XCTAssertGreaterThanOrEqual(files.count, 6)
+        let files = try Examples.files(directory)
+        XCTAssertGreaterThanOrEqual(files.count, minimum)
+        XCTAssertEqual(expected.objectMembers?.count, files.count, "expected.json and the files differ")
         for file in files {
             let name = file.lastPathComponent
             guard let want = expected[name] else { XCTFail("\(name) has no entry in expected.json"); continue }
@@ -44,6 +55,26 @@ final class IntakeTests: XCTestCase {
         XCTAssertEqual(n.recipients.map(\.platform), [.ios, .android])
         XCTAssertEqual(n.alert, PushNotification.Alert(title: "Flash sale", body: "20% off for the next hour"))
         XCTAssertEqual(n.data.map(\.key), ["campaign", "discount", "tags"])
+    }
+
+    func testDecodesEveryRichField() throws {
+        let url = Examples.schemasDirectory.appendingPathComponent("examples/valid/ios-rich-alert.json")
+        let n = try PushNotification.decode(Examples.bytes(url)).get()
+        XCTAssertEqual(n.alert, PushNotification.Alert(title: "Anna", body: "Lunch at 1?", subtitle: "Team chat", launchImage: "Launch.png"))
+        XCTAssertEqual(n.sound, PushNotification.Sound(name: "alarm.caf", critical: true, volume: 0.8))
+        XCTAssertEqual(n.category, "MESSAGE")
+        XCTAssertEqual(n.threadID, "chat-42")
+        XCTAssertTrue(n.mutableContent)
+        XCTAssertEqual(n.interruptionLevel, .timeSensitive)
+        XCTAssertEqual(n.relevanceScore, 0.75)
+        XCTAssertEqual(n.targetContentID, "chat/42")
+        let android = try PushNotification.decode(Examples.bytes(Examples.schemasDirectory.appendingPathComponent("examples/valid/android-rich.json"))).get()
+        XCTAssertEqual(android.imageURL, "https://cdn.example.com/sale.png")
+        XCTAssertEqual(android.fcm.android.map(\.key), ["restricted_package_name", "notification", "fcm_options"])
+        XCTAssertEqual(android.expiresAt?.timeIntervalSince(android.createdAt), 86400)
+        let mdm = try PushNotification.decode(Examples.bytes(Examples.schemasDirectory.appendingPathComponent("examples/valid/mdm.json"))).get()
+        XCTAssertEqual(mdm.apns.pushType, .mdm)
+        XCTAssertEqual(mdm.apns.topic, "com.apple.mgmt.External.3b5f1a2e-9c4d-4e6f-8a7b-0c1d2e3f4a5b")
     }
 
     func testOffsetTimestampsParse() throws {
@@ -87,5 +118,15 @@ final class IntakeTests: XCTestCase {
     func testDuplicateRecipientsAreSentOnce() {
         let json = #"{"schema_version":1,"id":"6f1c1c1e-2b4a-4c84-9d55-0d6a5c0f2f10","app":"a","created_at":"2026-11-21T12:00:00Z","alert":{"body":"b"},"recipients":[{"token":"t1234567890123456789012","platform":"android"},{"token":"t1234567890123456789012","platform":"android"}]}"#
         XCTAssertEqual(try PushNotification.decode(Array(json.utf8)).get().recipients.count, 1)
+    }
+}
+
+final class IntakeRoundTripTests: XCTestCase {
+    func testIntakeJSONDecodesToTheSameNotification() throws {
+        for file in try Examples.files("valid") {
+            let n = try PushNotification.decode(Examples.bytes(file)).get()
+            let again = try PushNotification.decode(n.intakeJSON().encoded()).get()
+            XCTAssertEqual(again, n, file.lastPathComponent)
+        }
     }
 }

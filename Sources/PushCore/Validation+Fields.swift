@@ -1,0 +1,137 @@
+import Foundation
+
+/// The recipients of one notification, by kind.
+struct RecipientSet {
+    var tokens: [Recipient] = []
+    var userIDs: [String] = []
+    var fcm: [FCMTarget] = []
+    var isEmpty: Bool { tokens.isEmpty && userIDs.isEmpty && fcm.isEmpty }
+}
+
+extension FieldReader {
+    /// `recipients`: device tokens, user ids, FCM topics or conditions.
+    /// Duplicates are dropped so nobody gets the same notification twice.
+    mutating func recipients() -> RecipientSet? {
+        guard let v = value("recipients", required: true) else { return nil }
+        guard case .array(let items) = v else { fail("recipients", "must be an array"); return nil }
+        if items.isEmpty { fail("recipients", "must not be empty"); return nil }
+        if items.count > IntakeLimits.maxRecipients {
+            fail("recipients", "more than \(IntakeLimits.maxRecipients) recipients"); return nil
+        }
+        var result = RecipientSet()
+        var seenTokens = Set<Recipient>(), seenUsers = Set<String>(), seenFCM = Set<FCMTarget>()
+        for (i, item) in items.enumerated() {
+            guard case .object = item else { fail("recipients[\(i)]", "must be an object"); continue }
+            var sub = nested("recipients[\(i)]", item)
+            let forms = ["token", "user_id", "topic", "condition"].filter { sub.has($0) }
+            if forms.isEmpty && sub.has("platform") {
+                fail("recipients[\(i)].token", "is required")
+                continue
+            }
+            guard forms.count == 1 else {
+                fail("recipients[\(i)]", forms.isEmpty
+                     ? "needs one of token (with platform), user_id, topic or condition"
+                     : "give only one of \(forms.joined(separator: ", "))")
+                continue
+            }
+            switch forms[0] {
+            case "token":
+                let token = sub.nonEmptyString("token")
+                let platform = sub.oneOf("platform", Platform.self)
+                if !sub.has("platform") { sub.fail("platform", "is required") }
+                sub.rejectUnknown(allowed: ["token", "platform"])
+                if let token, let platform {
+                    let r = Recipient(token: token, platform: platform)
+                    if seenTokens.insert(r).inserted { result.tokens.append(r) }
+                }
+            case "user_id":
+                sub.rejectUnknown(allowed: ["user_id"])
+                if let user = sub.nonEmptyString("user_id", maxBytes: 255), seenUsers.insert(user).inserted {
+                    result.userIDs.append(user)
+                }
+            case "topic":
+                sub.rejectUnknown(allowed: ["topic"])
+                if let topic = sub.nonEmptyString("topic") {
+                    if topic.hasPrefix("/topics/") {
+                        sub.fail("topic", "give the bare topic name, without the /topics/ prefix")
+                    } else if !FCMTranslator.isValidTopicName(topic) {
+                        sub.fail("topic", "must match [a-zA-Z0-9-_.~%]+")
+                    } else if seenFCM.insert(.topic(topic)).inserted {
+                        result.fcm.append(.topic(topic))
+                    }
+                }
+            default:
+                sub.rejectUnknown(allowed: ["condition"])
+                if let condition = sub.nonEmptyString("condition", maxBytes: 1024) {
+                    let topics = FCMTranslator.conditionTopicCount(condition)
+                    if topics == 0 {
+                        sub.fail("condition", "must name at least one topic ('name' in topics)")
+                    } else if topics > IntakeLimits.maxConditionTopics {
+                        sub.fail("condition", "FCM allows at most \(IntakeLimits.maxConditionTopics) topics in a condition (got \(topics))")
+                    } else if seenFCM.insert(.condition(condition)).inserted {
+                        result.fcm.append(.condition(condition))
+                    }
+                }
+            }
+            issues += sub.issues
+        }
+        return result
+    }
+
+    /// `alert`: texts and localisation keys/args.
+    mutating func alert() -> PushNotification.Alert? {
+        guard let json = object("alert") else { return nil }
+        var sub = nested("alert", json)
+        let alert = PushNotification.Alert(
+            title: sub.string("title"), body: sub.string("body"), subtitle: sub.string("subtitle"),
+            titleLocKey: sub.nonEmptyString("title_loc_key"), titleLocArgs: sub.stringArray("title_loc_args"),
+            subtitleLocKey: sub.nonEmptyString("subtitle_loc_key"), subtitleLocArgs: sub.stringArray("subtitle_loc_args"),
+            bodyLocKey: sub.nonEmptyString("body_loc_key"), bodyLocArgs: sub.stringArray("body_loc_args"),
+            launchImage: sub.nonEmptyString("launch_image"))
+        for (args, key) in [("title_loc_args", "title_loc_key"), ("subtitle_loc_args", "subtitle_loc_key"), ("body_loc_args", "body_loc_key")]
+            where sub.has(args) && !sub.has(key) {
+            sub.fail(args, "needs \(key)")
+        }
+        sub.rejectUnknown(allowed: [
+            "title", "body", "subtitle", "title_loc_key", "title_loc_args", "subtitle_loc_key", "subtitle_loc_args",
+            "body_loc_key", "body_loc_args", "launch_image",
+        ])
+        issues += sub.issues
+        return alert
+    }
+
+    /// `sound`: a name, or `{"name", "critical", "volume"}` (Apple's critical-alert sound).
+    mutating func sound() -> PushNotification.Sound? {
+        guard let v = value("sound", required: false) else { return nil }
+        switch v {
+        case .string(let name):
+            if name.isEmpty { fail("sound", "must not be empty"); return nil }
+            return PushNotification.Sound(name: name)
+        case .object:
+            var sub = nested("sound", v)
+            let name = sub.nonEmptyString("name", required: true)
+            let critical = sub.bool("critical") ?? false
+            let volume = sub.double("volume", in: 0...1)
+            sub.rejectUnknown(allowed: ["name", "critical", "volume"])
+            issues += sub.issues
+            guard let name else { return nil }
+            return PushNotification.Sound(name: name, critical: critical, volume: volume)
+        default:
+            fail("sound", "must be a sound name or an object {name, critical, volume}")
+            return nil
+        }
+    }
+
+    /// `data`: custom key-value data; keys Apple or Google reserve are refused.
+    mutating func customData() -> [(key: String, value: JSONValue)] {
+        guard let json = object("data"), case .object(let members) = json else { return [] }
+        for member in members {
+            if member.key == "aps" {
+                fail("data.aps", "\"aps\" is reserved by APNs")
+            } else if FCMTranslator.isReservedDataKey(member.key) {
+                fail("data.\(member.key)", "reserved by FCM (from, message_type, google.*, gcm.*)")
+            }
+        }
+        return members
+    }
+}
