@@ -1,2 +1,43 @@
 /* Typed wrappers for variadic and macro C APIs (curl_easy_setopt, OpenSSL macros). */
 #include "CShims.h"
+
+CURLcode CShims_curl_global_init_default(void) { return curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+CURLcode CShims_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode CShims_curl_easy_setopt_ptr(CURL *handle, CURLoption option, const void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode CShims_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode CShims_curl_easy_setopt_func(CURL *handle, CURLoption option, curl_write_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+CURLcode CShims_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *out) {
+    return curl_easy_getinfo(handle, info, out);
+}
+CURLcode CShims_curl_easy_getinfo_ptr(CURL *handle, CURLINFO info, void **out) {
+    return curl_easy_getinfo(handle, info, out);
+}
+CURLcode CShims_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *out) {
+    return curl_easy_getinfo(handle, info, out);
+}
+CURLcode CShims_curl_easy_getinfo_double(CURL *handle, CURLINFO info, double *out) {
+    return curl_easy_getinfo(handle, info, out);
+}
+
+CURLMcode CShims_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+CURLcode CShims_curl_msg_result(const CURLMsg *msg) { return msg->data.result; }
+
+long CShims_CURLPIPE_MULTIPLEX(void) { return CURLPIPE_MULTIPLEX; }
+long CShims_CURL_HTTP_VERSION_2TLS(void) { return CURL_HTTP_VERSION_2TLS; }
+
+int CShims_EVP_PKEY_EC(void) { return EVP_PKEY_EC; }
+int CShims_EVP_PKEY_RSA(void) { return EVP_PKEY_RSA; }
+void CShims_OPENSSL_free(void *ptr) { OPENSSL_free(ptr); }

@@ -1,0 +1,170 @@
+import CCurl
+import CShims
+import Logging
+
+extension CurlEngine {
+    typealias Completion = (Transfer, Result<HTTPResponse, HTTPError>)
+
+    /// The loop thread's body; returns after shutdown, with every transfer failed.
+    func runLoop() {
+        logger.debug("http.loop started", metadata: ["http.max_connections": "\(configuration.maxConnectionsPerHost)"])
+        while let work = takeWork() {
+            var completions: [Completion] = []
+            for transfer in work.new {
+                if admission.tryAdmit(transfer.hostKey) {
+                    start(transfer, into: &completions)
+                } else {
+                    admission.enqueue(transfer)
+                }
+            }
+            for transfer in work.cancelled { cancel(transfer, into: &completions) }
+            let performCode = multi.perform()
+            if performCode != CURLM_OK {
+                logger.error("curl_multi_perform failed", metadata: ["curl.mcode": "\(performCode.rawValue)"])
+            }
+            while let done = multi.nextDone() {
+                guard let transfer = active[done.easy], let easy = transfer.easy else { continue }
+                let (result, connects) = complete(transfer, easy, code: done.code)
+                completions.append((transfer, result))
+                finish(transfer, easy, result: result, newConnections: connects, into: &completions)
+            }
+            // Resume outside the engine lock; continuations hop to their executors.
+            for (transfer, result) in completions { transfer.resume(with: result) }
+            _ = multi.poll(timeoutMs: 1000)
+        }
+        failEverything()
+        logger.debug("http.loop stopped")
+    }
+
+    /// Hands an admitted transfer to curl, or fails it (and admits the next).
+    private func start(_ transfer: Transfer, into completions: inout [Completion]) {
+        var next: Transfer? = transfer
+        while let transfer = next {
+            next = nil
+            guard let error = addToMulti(transfer) else { return }
+            record(transfer, .failure(error), newConnections: 0)
+            completions.append((transfer, .failure(error)))
+            next = admission.release(transfer.hostKey)
+        }
+    }
+
+    /// Configures a handle for `transfer` and adds it; the error if that failed.
+    private func addToMulti(_ transfer: Transfer) -> HTTPError? {
+        let easy: CurlEasyHandle
+        do throws(HTTPError) {
+            if let recycled = freeHandles.popLast() { easy = recycled } else { easy = try CurlEasyHandle() }
+            do throws(HTTPError) {
+                try transfer.configure(easy, configuration)
+            } catch {
+                recycle(easy)
+                throw error
+            }
+        } catch {
+            transfer.releaseFromCurl()
+            return error
+        }
+        let code = multi.add(easy)
+        guard code == CURLM_OK else {
+            recycle(easy)
+            transfer.releaseFromCurl()
+            return HTTPError.multi(code: code.rawValue, "curl_multi_add_handle")
+        }
+        transfer.easy = easy
+        active[easy.raw] = transfer
+        return nil
+    }
+
+    /// A cancelled task's transfer: take it out of curl or out of the host queue.
+    private func cancel(_ transfer: Transfer, into completions: inout [Completion]) {
+        let error = HTTPError.cancelled(statusReceived: transfer.statusReceived)
+        if let easy = transfer.easy, active[easy.raw] === transfer {
+            completions.append((transfer, .failure(error)))
+            finish(transfer, easy, result: .failure(error), newConnections: 0, into: &completions)
+        } else if admission.removeWaiting(transfer) {
+            record(transfer, .failure(error), newConnections: 0)
+            completions.append((transfer, .failure(error)))
+        }
+    }
+
+    /// Builds the outcome of a transfer curl reported as done.
+    private func complete(
+        _ transfer: Transfer, _ easy: CurlEasyHandle, code: CURLcode
+    ) -> (Result<HTTPResponse, HTTPError>, Int) {
+        let connects = easy.infoLong(CURLINFO_NUM_CONNECTS)
+        let responseCode = easy.infoLong(CURLINFO_RESPONSE_CODE)
+        let statusReceived = transfer.statusReceived || responseCode >= 200
+        guard code == CURLE_OK else {
+            let error = HTTPError.transfer(
+                code: Int32(bitPattern: code.rawValue), detail: transfer.errorBufferText,
+                statusReceived: statusReceived)
+            logger.debug(
+                "http.transfer failed",
+                metadata: [
+                    "http.url": "\(transfer.request.url)", "curl.code": "\(code.rawValue)",
+                    "http.status_received": "\(statusReceived)",
+                ])
+            return (.failure(error), connects)
+        }
+        let response = HTTPResponse(
+            status: responseCode > 0 ? responseCode : transfer.status,
+            headers: transfer.headers, body: transfer.body,
+            httpVersion: Self.version(easy.infoLong(CURLINFO_HTTP_VERSION)),
+            localPort: easy.infoLong(CURLINFO_LOCAL_PORT))
+        return (.success(response), connects)
+    }
+
+    /// Takes the transfer out of curl, recycles its handle, drops curl's
+    /// reference, records the outcome and admits the host's next transfer.
+    private func finish(
+        _ transfer: Transfer, _ easy: CurlEasyHandle, result: Result<HTTPResponse, HTTPError>,
+        newConnections: Int, into completions: inout [Completion]
+    ) {
+        active.removeValue(forKey: easy.raw)
+        multi.remove(easy)
+        recycle(easy)
+        transfer.easy = nil
+        transfer.releaseFromCurl()
+        record(transfer, result, newConnections: newConnections)
+        if let next = admission.release(transfer.hostKey) { start(next, into: &completions) }
+    }
+
+    private func recycle(_ easy: CurlEasyHandle) {
+        easy.reset()
+        if freeHandles.count < Self.maxFreeHandles { freeHandles.append(easy) }
+    }
+
+    /// At shutdown: fail what is queued, waiting for a slot, and in flight.
+    private func failEverything() {
+        var failed: [(Transfer, HTTPError)] = []
+        for transfer in drainAtShutdown() + admission.drainWaiting() {
+            record(transfer, .failure(.shutdown()), newConnections: 0)
+            failed.append((transfer, .shutdown()))
+        }
+        for (_, transfer) in active {
+            guard let easy = transfer.easy else { continue }
+            let error = HTTPError.shutdown(statusReceived: transfer.statusReceived)
+            multi.remove(easy)
+            recycle(easy)
+            transfer.easy = nil
+            transfer.releaseFromCurl()
+            record(transfer, .failure(error), newConnections: 0)
+            failed.append((transfer, error))
+        }
+        active.removeAll()
+        freeHandles.removeAll()
+        for (transfer, error) in failed { transfer.resume(with: .failure(error)) }
+        if !failed.isEmpty {
+            logger.info("http.shutdown failed pending requests", metadata: ["http.count": "\(failed.count)"])
+        }
+    }
+
+    static func version(_ raw: Int) -> HTTPVersion {
+        switch raw {
+        case CURL_HTTP_VERSION_1_0: return .http1_0
+        case CURL_HTTP_VERSION_1_1: return .http1_1
+        case CURL_HTTP_VERSION_2_0: return .http2
+        case CURL_HTTP_VERSION_3: return .http3
+        default: return .unknown
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import CCurl
+import CShims
+import Foundation
+import Logging
+
+/// The curl multi handle and the dedicated thread that drives it.
+///
+/// Callers hand transfers over through a lock-protected queue and wake the
+/// thread with `curl_multi_wakeup`; the thread adds them to the multi handle,
+/// runs `curl_multi_perform`, collects finished transfers and resumes their
+/// continuations outside the lock. curl's blocking `curl_multi_poll` never runs
+/// on Swift's cooperative pool.
+final class CurlEngine: @unchecked Sendable {
+    // @unchecked Sendable: the fields under "lock" are only touched with `lock`
+    // held; the fields under "loop thread" only from the loop thread; `multi`
+    // is only used from the loop thread apart from the thread-safe wakeup.
+    let configuration: HTTPClientConfiguration
+    let logger: Logger
+    let multi: CurlMultiHandle
+
+    // lock
+    private let lock = NSLock()
+    private var pending: [Transfer] = []
+    private var cancellations: [Transfer] = []
+    private var shuttingDown = false
+    private var counters = HTTPClientStats(submitted: 0, succeeded: 0, failed: 0, connectionsOpened: 0)
+
+    // loop thread
+    var active: [UnsafeMutableRawPointer: Transfer] = [:]
+    var freeHandles: [CurlEasyHandle] = []
+    var admission: HostAdmission
+    static let maxFreeHandles = 512
+
+    private let exited = DispatchGroup()
+    /// The loop thread's id, so `shutdown()` from inside it does not wait on itself.
+    private var loopThread: pthread_t?
+
+    init(configuration: HTTPClientConfiguration, logger: Logger) throws(HTTPError) {
+        try CurlGlobal.ensureInitialised()
+        self.configuration = configuration
+        self.logger = logger
+        self.multi = try CurlMultiHandle(configuration: configuration)
+        self.admission = HostAdmission(limit: HostAdmission.limit(for: configuration))
+    }
+
+    /// Starts the loop thread; call once.
+    func start() {
+        exited.enter()
+        // The thread holds the engine until the loop returns, then lets go.
+        let thread = Thread { [self] in
+            lock.lock()
+            loopThread = pthread_self()
+            lock.unlock()
+            runLoop()
+            exited.leave()
+        }
+        thread.name = "PushHTTP.curl-multi"
+        thread.start()
+    }
+
+    /// Queues `transfer`, or fails it at once if the engine is shutting down
+    /// or its task was already cancelled.
+    func submit(_ transfer: Transfer) {
+        lock.lock()
+        if shuttingDown || transfer.cancelRequested {
+            let error = shuttingDown ? HTTPError.shutdown() : HTTPError.cancelled()
+            transfer.phase = .done
+            counters.failed += shuttingDown ? 1 : 0
+            lock.unlock()
+            transfer.resume(with: .failure(error))
+            return
+        }
+        transfer.phase = .queued
+        counters.submitted += 1
+        pending.append(transfer)
+        lock.unlock()
+        multi.wakeup()
+    }
+
+    /// The calling task was cancelled: fail the transfer wherever it is.
+    func cancel(_ transfer: Transfer) {
+        lock.lock()
+        switch transfer.phase {
+        case .new:
+            transfer.cancelRequested = true
+            lock.unlock()
+        case .queued:
+            pending.removeAll { $0 === transfer }
+            transfer.phase = .done
+            counters.failed += 1
+            lock.unlock()
+            transfer.resume(with: .failure(.cancelled()))
+        case .active:
+            cancellations.append(transfer)
+            lock.unlock()
+            multi.wakeup()
+        case .done:
+            lock.unlock()
+        }
+    }
+
+    /// Fails everything pending and in flight and joins the loop thread.
+    func shutdown() {
+        lock.lock()
+        shuttingDown = true
+        let onLoopThread = loopThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        lock.unlock()
+        multi.wakeup()
+        if !onLoopThread { exited.wait() }
+    }
+
+    func stats() -> HTTPClientStats {
+        lock.lock()
+        defer { lock.unlock() }
+        return counters
+    }
+
+    /// Takes the queued work; `nil` once shutdown was requested.
+    func takeWork() -> (new: [Transfer], cancelled: [Transfer])? {
+        lock.lock()
+        defer { lock.unlock() }
+        // At shutdown leave the queue to `drainAtShutdown`.
+        if shuttingDown { return nil }
+        let work = (new: pending, cancelled: cancellations)
+        pending.removeAll()
+        cancellations.removeAll()
+        for transfer in work.new { transfer.phase = .active }
+        return work
+    }
+
+    /// Records the outcome in the counters (under the lock) and marks it done.
+    func record(_ transfer: Transfer, _ result: Result<HTTPResponse, HTTPError>, newConnections: Int) {
+        lock.lock()
+        transfer.phase = .done
+        switch result {
+        case .success: counters.succeeded += 1
+        case .failure: counters.failed += 1
+        }
+        counters.connectionsOpened += newConnections
+        lock.unlock()
+    }
+
+    /// What remains in the queue at shutdown.
+    func drainAtShutdown() -> [Transfer] {
+        lock.lock()
+        defer { lock.unlock() }
+        let rest = pending
+        pending.removeAll()
+        cancellations.removeAll()
+        return rest
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+/// How an `HTTP2Client` connects: trust, timeouts, connection pool shape, proxy
+/// and an optional TLS client certificate.
+public struct HTTPClientConfiguration: Sendable {
+    /// A PEM CA bundle to trust *instead of* the system store (e.g. the
+    /// simulator's generated CA); `nil` trusts the system store.
+    public var caBundlePath: String?
+    /// Time allowed for TCP + TLS connection setup.
+    public var connectTimeout: Duration
+    /// Time allowed for a whole request, from submission (including time queued
+    /// for a connection or a stream slot) to the last byte of the response.
+    public var requestTimeout: Duration
+    /// Connections opened per host at most. HTTP/2 multiplexes many streams
+    /// over each, so a small number carries hundreds of concurrent requests;
+    /// requests beyond what they carry wait in curl's queue.
+    public var maxConnectionsPerHost: Int
+    /// Streams per connection at most (the server's SETTINGS may lower it).
+    public var maxConcurrentStreams: Int
+    /// An HTTP CONNECT proxy URL, e.g. `http://proxy:3128`.
+    public var proxy: String?
+    /// A TLS client certificate (APNs certificate-based auth).
+    public var clientCertificatePath: String?
+    /// The private key for `clientCertificatePath` (may be the same file).
+    public var clientKeyPath: String?
+    /// `"PEM"` or `"P12"`; `nil` lets curl assume PEM.
+    public var clientCertificateType: String?
+    /// curl's `CURLOPT_VERBOSE` trace on stderr, for debugging only. Defaults
+    /// to whether the environment variable `PUSHHTTP_CURL_VERBOSE` is set.
+    public var verbose: Bool = ProcessInfo.processInfo.environment["PUSHHTTP_CURL_VERBOSE"] != nil
+
+    /// A configuration with the defaults: system trust store, 10 s connect,
+    /// 30 s request, 2 connections per host, 100 streams per connection.
+    public init(
+        caBundlePath: String? = nil,
+        connectTimeout: Duration = .seconds(10),
+        requestTimeout: Duration = .seconds(30),
+        maxConnectionsPerHost: Int = 2,
+        maxConcurrentStreams: Int = 100,
+        proxy: String? = nil,
+        clientCertificatePath: String? = nil,
+        clientKeyPath: String? = nil,
+        clientCertificateType: String? = nil
+    ) {
+        self.caBundlePath = caBundlePath
+        self.connectTimeout = connectTimeout
+        self.requestTimeout = requestTimeout
+        self.maxConnectionsPerHost = maxConnectionsPerHost
+        self.maxConcurrentStreams = maxConcurrentStreams
+        self.proxy = proxy
+        self.clientCertificatePath = clientCertificatePath
+        self.clientKeyPath = clientKeyPath
+        self.clientCertificateType = clientCertificateType
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, clamped at zero, for curl's `long` millisecond options.
+    var curlMilliseconds: Int {
+        let (seconds, attoseconds) = components
+        let ms = seconds.multipliedReportingOverflow(by: 1000)
+        if ms.overflow { return Int.max }
+        return max(0, Int(clamping: ms.partialValue + attoseconds / 1_000_000_000_000_000))
+    }
+}

@@ -1,0 +1,68 @@
+/// One HTTP request for `HTTP2Client.execute(_:)`.
+public struct HTTPRequest: Sendable {
+    /// `GET`, `POST`, …
+    public var method: String
+    /// Absolute URL, e.g. `https://api.push.apple.com/3/device/<token>`.
+    public var url: String
+    /// Request headers in the order they are sent.
+    public var headers: [(name: String, value: String)]
+    /// Request body; empty for none.
+    public var body: [UInt8]
+
+    /// A request; `body` defaults to empty and `headers` to none.
+    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// The HTTP version a response arrived over.
+public enum HTTPVersion: Sendable, Equatable {
+    case http1_0, http1_1, http2, http3, unknown
+}
+
+/// A complete HTTP response.
+public struct HTTPResponse: Sendable {
+    /// The final HTTP status code.
+    public var status: Int
+    /// Headers of the final response, names lower-cased, in arrival order.
+    public var headers: [(name: String, value: String)]
+    /// The response body.
+    public var body: [UInt8]
+    /// The protocol the response came over (expect `.http2` for https).
+    public var httpVersion: HTTPVersion
+    /// The local TCP port of the connection that carried it: a diagnostic that
+    /// shows which responses shared a connection.
+    public var localPort: Int
+
+    public init(
+        status: Int, headers: [(name: String, value: String)], body: [UInt8],
+        httpVersion: HTTPVersion, localPort: Int = 0
+    ) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.httpVersion = httpVersion
+        self.localPort = localPort
+    }
+
+    /// The value of the first header with this name (case-insensitive).
+    public func header(_ name: String) -> String? {
+        let lower = name.lowercased()
+        return headers.first(where: { $0.name == lower })?.value
+    }
+}
+
+/// Counters of an `HTTP2Client` since it started.
+public struct HTTPClientStats: Sendable, Equatable {
+    /// Requests handed to `execute`.
+    public var submitted: Int
+    /// Requests that ended with an HTTP response (any status).
+    public var succeeded: Int
+    /// Requests that ended with an `HTTPError`.
+    public var failed: Int
+    /// New connections curl opened (sum of `CURLINFO_NUM_CONNECTS`).
+    public var connectionsOpened: Int
+}

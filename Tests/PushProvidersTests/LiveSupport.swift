@@ -1,0 +1,132 @@
+import Foundation
+import Logging
+import PushCore
+import PushHTTP
+import PushProviders
+import PushSimulator
+
+/// A started simulator with one APNs key and one FCM account, its CA written
+/// to a temp file, and an `HTTP2Client` that trusts it.
+struct LiveStack {
+    static let teamID = "TEAM000001"
+    static let keyID = "KEY0000001"
+    static let projectID = "demo-project"
+    static let clientEmail = "push@demo-project.iam.gserviceaccount.com"
+
+    let simulator: PushSimulator
+    let caPath: String
+    let apnsKey: (privateKeyPEM: String, publicKeyPEM: String)
+    let account: FCMServiceAccount
+    let baseURL: String
+
+    static func start(deadTokens: [String: Date] = [:]) async throws -> LiveStack {
+        let apnsKey = DevCredentials.makeAPNsKey()
+        let made = try DevCredentials.makeServiceAccount(
+            projectID: projectID, clientEmail: clientEmail, tokenURI: "https://127.0.0.1/token")
+        let configuration = SimulatorConfiguration(
+            host: "127.0.0.1", port: 0, tls: .generate,
+            apnsKeys: [SimulatorAPNsKey(keyID: keyID, teamID: teamID, publicKeyPEM: apnsKey.publicKeyPEM)],
+            fcmAccounts: [
+                SimulatorFCMAccount(
+                    clientEmail: clientEmail, privateKeyID: made.privateKeyID, projectID: projectID,
+                    publicKeyPEM: made.publicKeyPEM)
+            ],
+            deadTokens: deadTokens)
+        let simulator = PushSimulator(configuration: configuration, logger: .test)
+        try await simulator.start()
+        let caPath = FileManager.default.temporaryDirectory.appendingPathComponent("sim-ca-\(UUID()).pem").path
+        try simulator.caCertificatePEM.write(toFile: caPath, atomically: true, encoding: .utf8)
+        var account = try FCMServiceAccount(json: Array(made.json.utf8))
+        account.tokenURI = simulator.tokenURI  // the port is known only now
+        return LiveStack(
+            simulator: simulator, caPath: caPath, apnsKey: apnsKey, account: account,
+            baseURL: "https://127.0.0.1:\(simulator.port)")
+    }
+
+    func makeHTTPClient(maxConnectionsPerHost: Int = 2) throws -> HTTP2Client {
+        try HTTP2Client(
+            configuration: HTTPClientConfiguration(caBundlePath: caPath, maxConnectionsPerHost: maxConnectionsPerHost),
+            logger: .test)
+    }
+
+    func makeAPNsClient(http: HTTP2Client, now: @escaping @Sendable () -> Date = Date.init) throws -> APNsClient {
+        try APNsClient(
+            configuration: APNsClientConfiguration(
+                baseURL: baseURL, teamID: Self.teamID, keyID: Self.keyID, privateKeyPEM: apnsKey.privateKeyPEM),
+            http: http, logger: .test, now: now)
+    }
+
+    func makeFCMClient(http: HTTP2Client) throws -> FCMClient {
+        try FCMClient(
+            configuration: FCMClientConfiguration(baseURL: baseURL, serviceAccount: account), http: http, logger: .test)
+    }
+
+    func stop() async throws {
+        try? FileManager.default.removeItem(atPath: caPath)
+        try await simulator.shutdown()
+    }
+
+    /// A 64-hex-digit APNs device token.
+    static func deviceToken(_ n: Int) -> String {
+        let hex = String(n, radix: 16)
+        return String(repeating: "a", count: 64 - hex.count) + hex
+    }
+
+    static func apnsRequest(token: String, apnsID: String) -> ProviderRequest {
+        ProviderRequest(
+            provider: .apns, path: "/3/device/\(token)",
+            headers: [
+                (name: "apns-topic", value: "com.example.app"), (name: "apns-push-type", value: "alert"),
+                (name: "apns-priority", value: "10"), (name: "apns-id", value: apnsID),
+            ],
+            body: Array(#"{"aps":{"alert":{"title":"Hi","body":"Hello"}}}"#.utf8))
+    }
+
+    /// A well-formed FCM registration token (>= 20 chars of [A-Za-z0-9_:-]).
+    static func fcmToken(_ n: Int) -> String { "fcm-registration-token:\(n)" }
+
+    static func fcmRequest(token: String) -> ProviderRequest {
+        ProviderRequest(
+            provider: .fcm, path: "/v1/projects/\(projectID)/messages:send", headers: [],
+            body: Array(#"{"message":{"token":"\#(token)","notification":{"title":"Hi","body":"Hello"}}}"#.utf8))
+    }
+}
+
+/// Sends like the worker will: a request that failed retriably before any
+/// status arrived is re-sent (at most twice). Returns the response and how
+/// many re-sends it took. libcurl 7.88 sends RST_STREAM on many completed
+/// streams and swift-nio-http2 closes a connection after 200 RSTs in 30 s,
+/// so under sustained load the simulator drops a connection now and then.
+func sendResendingUnanswered(
+    _ apns: APNsClient, _ request: ProviderRequest
+) async throws -> (ProviderResponse, resends: Int) {
+    try await resendingUnanswered { try await apns.send(request) }
+}
+
+func resendingUnanswered(
+    _ send: () async throws -> ProviderResponse
+) async throws -> (ProviderResponse, resends: Int) {
+    var resends = 0
+    while true {
+        do {
+            return (try await send(), resends)
+        } catch let error as HTTPError where error.isRetriable && !error.statusReceived && resends < 2 {
+            resends += 1
+        }
+    }
+}
+
+/// Runs `body` against a fresh stack and always stops the simulator.
+func withLiveStack<T>(
+    deadTokens: [String: Date] = [:], _ body: (LiveStack) async throws -> T
+) async throws -> T {
+    let stack = try await LiveStack.start(deadTokens: deadTokens)
+    do {
+        let result = try await body(stack)
+        try await stack.stop()
+        return result
+    } catch {
+        try? await stack.stop()
+        throw error
+    }
+}

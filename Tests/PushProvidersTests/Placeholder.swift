@@ -1,1 +1,0 @@
-// Placeholder; delete once PushProvidersTests has real tests.
