@@ -22,6 +22,15 @@ for path in sorted(glob.glob(os.path.join(root, "examples", "valid", "*.json")))
     if errors:
         failures += 1
         print(f"FAIL {path}: {errors[0].message}")
+# rejected/: valid by the schema, refused by a cross-field rule or a size limit in PushCore.
+for path in sorted(glob.glob(os.path.join(root, "examples", "rejected", "*.json"))):
+    if path.endswith("expected.json"):
+        continue
+    errors = list(validator.iter_errors(json.load(open(path))))
+    checked += 1
+    if errors:
+        failures += 1
+        print(f"FAIL {path}: {errors[0].message}")
 for path in sorted(glob.glob(os.path.join(root, "examples", "invalid", "*.json"))):
     if path.endswith("expected.json"):
         continue

@@ -1,0 +1,100 @@
+import PushCore
+import PushKafka
+
+/// The offset trackers of the partitions this worker holds, shared between
+/// the poll loop (which begins offsets) and batch tasks (which complete them).
+/// A revoked partition's state is dropped; completions that arrive for it
+/// afterwards (older generation) are ignored, so nothing is stored for a
+/// partition this worker no longer owns.
+final class OffsetBook: Sendable {
+    struct PartitionState {
+        var tracker = PartitionOffsetTracker()
+        var generation: UInt64
+        /// Messages handed to batch tasks and not yet completed (held ones excluded).
+        var dispatched = 0
+    }
+
+    /// Offsets of one batch, by partition, with the generation they began in.
+    struct Ticket: Sendable {
+        var offsets: [KafkaTopicPartition: (generation: UInt64, offsets: [Int64])]
+    }
+
+    private let state = Locked<(partitions: [KafkaTopicPartition: PartitionState], nextGeneration: UInt64)>(([:], 1))
+
+    func assign(_ partitions: [KafkaTopicPartition]) {
+        state.withLock { s in
+            for tp in partitions {
+                s.partitions[tp] = PartitionState(generation: s.nextGeneration)
+                s.nextGeneration += 1
+            }
+        }
+    }
+
+    func revoke(_ partitions: [KafkaTopicPartition]) {
+        state.withLock { s in
+            for tp in partitions { s.partitions[tp] = nil }
+        }
+    }
+
+    /// Registers polled messages as in flight (dispatched now or held for
+    /// later); returns those accepted (a re-delivered offset is dropped).
+    func begin(_ messages: [KafkaMessage]) -> [KafkaMessage] {
+        state.withLock { s in
+            var accepted: [KafkaMessage] = []
+            for message in messages {
+                // A message of a partition revoked while this poll was collecting is
+                // not ours any more: its new owner processes it.
+                let tp = message.topicPartition
+                guard var p = s.partitions[tp] else { continue }
+                if p.tracker.begin(message.offset) { accepted.append(message) }
+                s.partitions[tp] = p
+            }
+            return accepted
+        }
+    }
+
+    /// A ticket for begun messages about to be dispatched to a batch task.
+    func dispatch(_ messages: [KafkaMessage]) -> Ticket {
+        state.withLock { s in
+            var ticket = Ticket(offsets: [:])
+            for message in messages {
+                let tp = message.topicPartition
+                guard var p = s.partitions[tp] else { continue }
+                ticket.offsets[tp, default: (p.generation, [])].offsets.append(message.offset)
+                p.dispatched += 1
+                s.partitions[tp] = p
+            }
+            return ticket
+        }
+    }
+
+    /// Whether this worker still owns `tp` in the generation it had.
+    func owns(_ tp: KafkaTopicPartition) -> Bool {
+        state.withLock { $0.partitions[tp] != nil }
+    }
+
+    /// Dispatched, uncompleted messages of these partitions.
+    func dispatchedInFlight(_ partitions: [KafkaTopicPartition]) -> Int {
+        state.withLock { s in partitions.reduce(0) { $0 + (s.partitions[$1]?.dispatched ?? 0) } }
+    }
+
+    /// Completes a batch; returns the offsets that may now be stored.
+    func complete(_ ticket: Ticket) -> [KafkaTopicPartition: Int64] {
+        state.withLock { s in
+            var store: [KafkaTopicPartition: Int64] = [:]
+            for (tp, entry) in ticket.offsets {
+                guard var p = s.partitions[tp], p.generation == entry.generation else { continue }
+                for offset in entry.offsets {
+                    if let next = p.tracker.complete(offset) { store[tp] = next }
+                }
+                p.dispatched -= entry.offsets.count
+                s.partitions[tp] = p
+            }
+            return store
+        }
+    }
+
+    var inFlight: Int {
+        state.withLock { s in s.partitions.values.reduce(0) { $0 + $1.tracker.inFlight } }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import PushCore
+
+/// The ledger key of one delivery: a notification to one device token.
+struct DeliveryKey: Hashable, Sendable {
+    var notificationID: UUID
+    var token: String
+    var createdAt: Date
+}
+
+/// The current state of one delivery, upserted into `deliveries`.
+struct DeliveryRecord: Sendable {
+    var key: DeliveryKey
+    var app: String
+    var platform: Platform
+    var status: DeliveryStatus
+    /// Attempts made in this batch (added to the stored count).
+    var attempts: Int
+    var providerStatus: Int?
+    var providerReason: String?
+    var providerMessageID: String?
+    var detail: String?
+    var enqueuedAt: Date?
+    var firstAttemptAt: Date?
+    var lastAttemptAt: Date?
+    var acceptedAt: Date?
+    var finalAt: Date?
+}
+
+/// One provider attempt, appended to `delivery_attempts`.
+struct AttemptRecord: Sendable {
+    var key: DeliveryKey
+    var attempt: Int
+    var attemptedAt: Date
+    var outcome: String
+    var provider: Provider
+    var providerStatus: Int?
+    var providerReason: String?
+    var latencyMilliseconds: Double
+}
+
+/// A token the provider said is dead.
+struct TokenInvalidation: Sendable {
+    var app: String
+    var platform: Platform
+    var token: String
+    /// When the token stopped being valid (APNs 410 timestamp) or when we learnt it.
+    var since: Date
+    var reason: String
+}
+
+/// An intake message that never became a notification.
+struct IntakeRejection: Sendable {
+    var notificationID: UUID?
+    var app: String?
+    var kind: String
+    var reason: String
+    var topic: String
+    var partition: Int32
+    var offset: Int64
+}
+
+/// Everything one batch writes in one transaction.
+struct BatchOutcome: Sendable {
+    var deliveries: [DeliveryRecord] = []
+    var attempts: [AttemptRecord] = []
+    var invalidations: [TokenInvalidation] = []
+    var rejections: [IntakeRejection] = []
+    /// Replayed deliveries not sent again because the ledger already had them final.
+    var suppressed = 0
+    /// Retry and dead-letter messages to produce before the offsets may be stored.
+    var outgoing: [OutgoingMessage] = []
+    /// Recipients that need another attempt, decided on after all sends.
+    var retryNeeds: [RetryNeed] = []
+
+    mutating func merge(_ other: BatchOutcome) {
+        deliveries += other.deliveries
+        attempts += other.attempts
+        invalidations += other.invalidations
+        rejections += other.rejections
+        suppressed += other.suppressed
+        outgoing += other.outgoing
+        retryNeeds += other.retryNeeds
+    }
+}
+
+/// A recipient whose send failed in a way worth trying again later.
+struct RetryNeed: Sendable {
+    var item: BatchProcessor.WorkItem
+    var reason: String
+    var providerStatus: Int?
+    var retryAfter: Duration?
+    var attempts: Int
+    var firstAttemptAt: Date?
+    var lastAttemptAt: Date
+}

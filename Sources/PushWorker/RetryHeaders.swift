@@ -1,0 +1,97 @@
+import Foundation
+import PushCore
+import PushKafka
+
+/// The headers PushFleet puts on retry and dead-letter messages: which
+/// attempt comes next, when it is due, when the first failure was, the last
+/// error, and where the message originally came from.
+struct RetryHeaders: Sendable, Equatable {
+    static let attemptKey = "pushfleet-attempt"
+    static let dueAtKey = "pushfleet-due-at"
+    static let firstFailureAtKey = "pushfleet-first-failure-at"
+    static let lastErrorKey = "pushfleet-last-error"
+    static let originTopicKey = "pushfleet-origin-topic"
+    static let originPartitionKey = "pushfleet-origin-partition"
+    static let originOffsetKey = "pushfleet-origin-offset"
+    static let reasonKey = "pushfleet-dlq-reason"
+
+    /// The attempt number the message's next send will be (1 on intake).
+    var attempt = 1
+    var dueAt: Date?
+    var firstFailureAt: Date?
+    var lastError: String?
+    var originTopic: String?
+    var originPartition: Int32?
+    var originOffset: Int64?
+    /// Why a message was dead-lettered.
+    var reason: String?
+
+    init() {}
+
+    /// Reads the headers of a consumed message; missing or malformed values stay nil.
+    init(message: KafkaMessage) {
+        func text(_ key: String) -> String? { message.header(key).map { String(decoding: $0, as: UTF8.self) } }
+        func millis(_ key: String) -> Date? { text(key).flatMap(Int64.init).map { Date(timeIntervalSince1970: Double($0) / 1000) } }
+        attempt = text(Self.attemptKey).flatMap(Int.init).map { max(1, $0) } ?? 1
+        dueAt = millis(Self.dueAtKey)
+        firstFailureAt = millis(Self.firstFailureAtKey)
+        lastError = text(Self.lastErrorKey)
+        originTopic = text(Self.originTopicKey)
+        originPartition = text(Self.originPartitionKey).flatMap(Int32.init)
+        originOffset = text(Self.originOffsetKey).flatMap(Int64.init)
+        reason = text(Self.reasonKey)
+    }
+
+    /// Kafka headers for a produced message.
+    var kafkaHeaders: [(name: String, value: [UInt8])] {
+        var out: [(name: String, value: [UInt8])] = [(Self.attemptKey, Array(String(attempt).utf8))]
+        func millis(_ d: Date) -> [UInt8] { Array(String(Int64((d.timeIntervalSince1970 * 1000).rounded())).utf8) }
+        if let dueAt { out.append((Self.dueAtKey, millis(dueAt))) }
+        if let firstFailureAt { out.append((Self.firstFailureAtKey, millis(firstFailureAt))) }
+        if let lastError { out.append((Self.lastErrorKey, Array(lastError.prefix(500).utf8))) }
+        if let originTopic { out.append((Self.originTopicKey, Array(originTopic.utf8))) }
+        if let originPartition { out.append((Self.originPartitionKey, Array(String(originPartition).utf8))) }
+        if let originOffset { out.append((Self.originOffsetKey, Array(String(originOffset).utf8))) }
+        if let reason { out.append((Self.reasonKey, Array(reason.prefix(1000).utf8))) }
+        return out
+    }
+
+    /// Origin headers for a message consumed at `message`, keeping an earlier origin.
+    mutating func setOrigin(from message: KafkaMessage) {
+        if originTopic == nil {
+            originTopic = message.topic
+            originPartition = message.partition
+            originOffset = message.offset
+        }
+    }
+}
+
+/// A message the worker must get durably into Kafka before it may store the
+/// offset of the message it came from.
+struct OutgoingMessage: Sendable {
+    var topic: String
+    var key: [UInt8]?
+    var value: [UInt8]
+    var headers: [(name: String, value: [UInt8])]
+}
+
+/// The worker's topic names, from the configured prefix.
+struct TopicNames: Sendable {
+    var intake: String
+    var retries: [(tier: RetryTier, topic: String)]
+    var deadLetter: String
+
+    init(prefix: String, tiers: [RetryTier]) {
+        intake = "\(prefix).notifications"
+        retries = tiers.map { ($0, "\(prefix).retry.\($0.name)") }
+        deadLetter = "\(prefix).dlq"
+    }
+
+    func retryTopic(for tier: RetryTier) -> String {
+        retries.first(where: { $0.tier == tier })?.topic ?? retries.last?.topic ?? deadLetter
+    }
+
+    func isRetryTopic(_ topic: String) -> Bool { retries.contains { $0.topic == topic } }
+
+    var consumed: [String] { [intake] + retries.map(\.topic) }
+}

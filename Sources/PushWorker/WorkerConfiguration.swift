@@ -1,0 +1,247 @@
+import Foundation
+import PushCore
+
+/// Everything a worker needs, from one JSON file plus `PUSHFLEET_*`
+/// environment overrides. Validated at start; errors name the key.
+public struct WorkerConfiguration: Sendable {
+    public var kafka = Kafka()
+    public var database = Database()
+    public var worker = Worker()
+    public var tls = TLS()
+    public var retry = Retry()
+    /// Apps by key (the `app` field of notifications).
+    public var apps: [String: App] = [:]
+
+    public init() {}
+
+    public struct Kafka: Sendable {
+        public var bootstrapServers = "localhost:9092"
+        public var groupID = "pushfleet"
+        public var topicPrefix = "push"
+        /// Extra librdkafka properties passed through unchanged.
+        public var properties: [String: String] = [:]
+        public var intakeTopic: String { "\(topicPrefix).notifications" }
+    }
+
+    public struct Database: Sendable {
+        public var url = "postgresql://localhost/pushfleet"
+        public var poolSize = 4
+    }
+
+    public struct Worker: Sendable {
+        /// Shown in logs and `delivery_attempts.worker`.
+        public var id = ProcessInfo.processInfo.hostName + "-\(ProcessInfo.processInfo.processIdentifier)"
+        /// Messages taken from one poll and written in one Postgres transaction.
+        public var batchSize = 256
+        /// Batches processed at once (sends of all of them overlap).
+        public var maxBatchesInFlight = 4
+        /// Attempts made inside one worker before a transient failure is given up on.
+        public var maxInlineAttempts = 3
+        /// How long SIGTERM waits for in-flight work.
+        public var drainTimeout: Duration = .seconds(20)
+        /// How long a revoked partition's in-flight work is awaited before it goes
+        /// (well under `max.poll.interval.ms`).
+        public var revokeDrainTimeout: Duration = .seconds(10)
+    }
+
+    /// Delayed retries: attempts and the fixed-delay tiers (one topic each).
+    public struct Retry: Sendable {
+        public var maxAttempts = 5
+        public var baseDelay: Duration = .seconds(5)
+        public var tiers = RetryTier.defaults
+        public var policy: RetryPolicy { RetryPolicy(maxAttempts: maxAttempts, baseDelay: baseDelay, tiers: tiers) }
+    }
+
+    public struct TLS: Sendable {
+        /// Extra CA bundle to trust for provider hosts (nil: the system store).
+        public var caBundlePath: String?
+        public var maxConnectionsPerHost = 2
+    }
+
+    /// One app's providers and credentials.
+    public struct App: Sendable {
+        public var apns: APNs?
+        public var fcm: FCM?
+    }
+
+    public struct APNs: Sendable {
+        /// Bundle id: the `apns-topic`.
+        public var topic: String
+        public var teamID: String
+        public var keyID: String
+        /// Path to the `.p8` signing key.
+        public var keyPath: String
+        public var baseURL = "https://api.push.apple.com"
+    }
+
+    public struct FCM: Sendable {
+        /// Path to the service-account JSON.
+        public var serviceAccountPath: String
+        public var baseURL = "https://fcm.googleapis.com"
+        /// Override of the service account's `token_uri` (tests, proxies).
+        public var tokenURI: String?
+    }
+}
+
+/// A configuration problem, naming the key.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public var key: String
+    public var problem: String
+    public var description: String { "configuration error at \(key): \(problem)" }
+}
+
+extension WorkerConfiguration {
+    /// Loads a JSON configuration file, then applies environment overrides:
+    /// `PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS`, `PUSHFLEET_KAFKA_GROUP_ID`,
+    /// `PUSHFLEET_KAFKA_TOPIC_PREFIX`, `PUSHFLEET_DATABASE_URL`, `PUSHFLEET_WORKER_ID`,
+    /// `PUSHFLEET_CA_BUNDLE`.
+    public static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> WorkerConfiguration {
+        var config = WorkerConfiguration()
+        if let path {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ConfigurationError(key: "--config", problem: "cannot read \(path)")
+            }
+            let json: JSONValue
+            do { json = try JSONValue.parse(Array(data)) } catch {
+                throw ConfigurationError(key: "--config", problem: "\(path) is not valid JSON: \(error.message)")
+            }
+            try config.apply(json)
+        }
+        config.applyEnvironment(environment)
+        try config.validate()
+        return config
+    }
+
+    mutating func apply(_ json: JSONValue) throws {
+        let r = ConfigReader(json: json, path: "")
+        if let k = r.object("kafka") {
+            let kr = ConfigReader(json: k, path: "kafka.")
+            kafka.bootstrapServers = try kr.string("bootstrap_servers") ?? kafka.bootstrapServers
+            kafka.groupID = try kr.string("group_id") ?? kafka.groupID
+            kafka.topicPrefix = try kr.string("topic_prefix") ?? kafka.topicPrefix
+            if let props = kr.object("properties"), case .object(let members) = props {
+                for (key, value) in members {
+                    guard let s = value.stringValue else {
+                        throw ConfigurationError(key: "kafka.properties.\(key)", problem: "must be a string")
+                    }
+                    kafka.properties[key] = s
+                }
+            }
+        }
+        if let d = r.object("database") {
+            let dr = ConfigReader(json: d, path: "database.")
+            database.url = try dr.string("url") ?? database.url
+            database.poolSize = try dr.int("pool_size") ?? database.poolSize
+        }
+        if let w = r.object("worker") {
+            let wr = ConfigReader(json: w, path: "worker.")
+            worker.id = try wr.string("id") ?? worker.id
+            worker.batchSize = try wr.int("batch_size") ?? worker.batchSize
+            worker.maxBatchesInFlight = try wr.int("max_batches_in_flight") ?? worker.maxBatchesInFlight
+            worker.maxInlineAttempts = try wr.int("max_inline_attempts") ?? worker.maxInlineAttempts
+            if let s = try wr.int("drain_timeout_seconds") { worker.drainTimeout = .seconds(s) }
+            if let s = try wr.int("revoke_drain_timeout_seconds") { worker.revokeDrainTimeout = .seconds(s) }
+        }
+        if let rt = r.object("retry") {
+            let rr = ConfigReader(json: rt, path: "retry.")
+            retry.maxAttempts = try rr.int("max_attempts") ?? retry.maxAttempts
+            if let s = try rr.int("base_delay_ms") { retry.baseDelay = .milliseconds(s) }
+            if case .array(let items)? = rt["tiers"] {
+                var tiers: [RetryTier] = []
+                for (i, item) in items.enumerated() {
+                    let tr = ConfigReader(json: item, path: "retry.tiers[\(i)].")
+                    guard let ms = try tr.int("delay_ms"), ms > 0 else {
+                        throw ConfigurationError(key: "retry.tiers[\(i)].delay_ms", problem: "must be a positive integer")
+                    }
+                    tiers.append(RetryTier(name: try tr.required("name"), delay: .milliseconds(ms)))
+                }
+                retry.tiers = tiers.sorted { $0.delay < $1.delay }
+            }
+        }
+        if let t = r.object("tls") {
+            let tr = ConfigReader(json: t, path: "tls.")
+            tls.caBundlePath = try tr.string("ca_bundle")
+            tls.maxConnectionsPerHost = try tr.int("max_connections_per_host") ?? tls.maxConnectionsPerHost
+        }
+        if let a = r.object("apps"), case .object(let members) = a {
+            for (name, appJSON) in members {
+                apps[name] = try App.parse(appJSON, path: "apps.\(name).")
+            }
+        }
+    }
+
+    mutating func applyEnvironment(_ env: [String: String]) {
+        if let v = env["PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS"] { kafka.bootstrapServers = v }
+        if let v = env["PUSHFLEET_KAFKA_GROUP_ID"] { kafka.groupID = v }
+        if let v = env["PUSHFLEET_KAFKA_TOPIC_PREFIX"] { kafka.topicPrefix = v }
+        if let v = env["PUSHFLEET_DATABASE_URL"] { database.url = v }
+        if let v = env["PUSHFLEET_WORKER_ID"] { worker.id = v }
+        if let v = env["PUSHFLEET_CA_BUNDLE"] { tls.caBundlePath = v }
+    }
+
+    func validate() throws {
+        if kafka.bootstrapServers.isEmpty { throw ConfigurationError(key: "kafka.bootstrap_servers", problem: "must not be empty") }
+        if !(1...10_000).contains(worker.batchSize) { throw ConfigurationError(key: "worker.batch_size", problem: "must be 1...10000") }
+        if !(1...64).contains(worker.maxBatchesInFlight) { throw ConfigurationError(key: "worker.max_batches_in_flight", problem: "must be 1...64") }
+        if !(1...10).contains(worker.maxInlineAttempts) { throw ConfigurationError(key: "worker.max_inline_attempts", problem: "must be 1...10") }
+        if !(1...100).contains(database.poolSize) { throw ConfigurationError(key: "database.pool_size", problem: "must be 1...100") }
+        if !(1...100).contains(retry.maxAttempts) { throw ConfigurationError(key: "retry.max_attempts", problem: "must be 1...100") }
+        if retry.tiers.isEmpty { throw ConfigurationError(key: "retry.tiers", problem: "needs at least one tier") }
+        if Set(retry.tiers.map(\.name)).count != retry.tiers.count { throw ConfigurationError(key: "retry.tiers", problem: "tier names must be unique") }
+        if apps.isEmpty { throw ConfigurationError(key: "apps", problem: "no app configured") }
+        for (name, app) in apps where app.apns == nil && app.fcm == nil {
+            throw ConfigurationError(key: "apps.\(name)", problem: "needs an apns or fcm section")
+        }
+    }
+}
+
+extension WorkerConfiguration.App {
+    static func parse(_ json: JSONValue, path: String) throws -> Self {
+        let r = ConfigReader(json: json, path: path)
+        var app = Self()
+        if let a = r.object("apns") {
+            let ar = ConfigReader(json: a, path: path + "apns.")
+            var apns = WorkerConfiguration.APNs(
+                topic: try ar.required("topic"), teamID: try ar.required("team_id"),
+                keyID: try ar.required("key_id"), keyPath: try ar.required("key_path"))
+            apns.baseURL = try ar.string("base_url") ?? apns.baseURL
+            app.apns = apns
+        }
+        if let f = r.object("fcm") {
+            let fr = ConfigReader(json: f, path: path + "fcm.")
+            var fcm = WorkerConfiguration.FCM(serviceAccountPath: try fr.required("service_account_path"))
+            fcm.baseURL = try fr.string("base_url") ?? fcm.baseURL
+            fcm.tokenURI = try fr.string("token_uri")
+            app.fcm = fcm
+        }
+        return app
+    }
+}
+
+/// Typed access to configuration JSON with errors that name the key.
+struct ConfigReader {
+    let json: JSONValue
+    let path: String
+
+    func object(_ key: String) -> JSONValue? {
+        guard let v = json[key], case .object = v else { return nil }
+        return v
+    }
+
+    func string(_ key: String) throws -> String? {
+        guard let v = json[key], v != .null else { return nil }
+        guard let s = v.stringValue else { throw ConfigurationError(key: path + key, problem: "must be a string") }
+        return s
+    }
+
+    func required(_ key: String) throws -> String {
+        guard let s = try string(key), !s.isEmpty else { throw ConfigurationError(key: path + key, problem: "is required") }
+        return s
+    }
+
+    func int(_ key: String) throws -> Int? {
+        guard let v = json[key], v != .null else { return nil }
+        guard case .int(let i) = v, let n = Int(exactly: i) else { throw ConfigurationError(key: path + key, problem: "must be an integer") }
+        return n
+    }
+}

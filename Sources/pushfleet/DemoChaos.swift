@@ -1,0 +1,123 @@
+import Foundation
+import Logging
+import PushKafka
+
+/// The worker processes of a demo run, and the faults `--chaos` injects
+/// while they work: a worker killed with SIGKILL (and a replacement
+/// started), a broker down for five seconds, PostgreSQL restarted, and a
+/// worker stopped with SIGTERM.
+final class WorkerFleet {
+    private(set) var processes: [Process] = []
+    /// Processes killed on purpose (their exit status is not checked).
+    private(set) var killed: Set<Int32> = []
+    private let start: (Int) throws -> Process
+
+    init(start: @escaping (Int) throws -> Process) { self.start = start }
+
+    func launch(count: Int) throws {
+        for _ in 0..<count { processes.append(try start(processes.count + 1)) }
+    }
+
+    var anyRunning: Bool { processes.contains { $0.isRunning } }
+
+    func kill9(_ index: Int) {
+        guard processes.indices.contains(index), processes[index].isRunning else { return }
+        killed.insert(processes[index].processIdentifier)
+        kill(processes[index].processIdentifier, SIGKILL)
+    }
+
+    func terminate(_ index: Int) {
+        guard processes.indices.contains(index), processes[index].isRunning else { return }
+        processes[index].terminate()
+    }
+
+    /// SIGTERM to all, up to 30 s each for a clean exit, then SIGKILL.
+    /// Returns the exit codes of the processes not killed on purpose.
+    func stopAll() async -> [Int32] {
+        for p in processes where p.isRunning { p.terminate() }
+        var codes: [Int32] = []
+        for p in processes {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while p.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(100)) }
+            if p.isRunning {
+                kill(p.processIdentifier, SIGKILL)
+                p.waitUntilExit()
+            }
+            if !killed.contains(p.processIdentifier) { codes.append(p.terminationStatus) }
+        }
+        return codes
+    }
+}
+
+/// Faults fired as the run progresses (by share of deliveries final).
+struct DemoChaos {
+    private var fired: Set<String> = []
+    private var brokerUpAt: ContinuousClock.Instant?
+    private(set) var log: [String] = []
+
+    mutating func step(progress: Double, fleet: WorkerFleet, cluster: KafkaMockCluster, restartPostgres: () async -> String) async {
+        if progress >= 0.10, fired.insert("kill").inserted {
+            fleet.kill9(0)
+            try? fleet.launch(count: 1)
+            record("at \(percent(progress)): worker 1 killed with SIGKILL; a replacement started")
+        }
+        if progress >= 0.30, fired.insert("broker").inserted {
+            do {
+                try cluster.setBrokerDown(2)
+                brokerUpAt = ContinuousClock.now + .seconds(5)
+                record("at \(percent(progress)): broker 2 down for 5 s")
+            } catch { record("broker down failed: \(error)") }
+        }
+        if let up = brokerUpAt, ContinuousClock.now >= up {
+            brokerUpAt = nil
+            do { try cluster.setBrokerUp(2); record("broker 2 up again") } catch { record("broker up failed: \(error)") }
+        }
+        if progress >= 0.45, fired.insert("postgres").inserted {
+            record("at \(percent(progress)): " + (await restartPostgres()))
+        }
+        if progress >= 0.65, fired.insert("sigterm").inserted {
+            fleet.terminate(1)
+            record("at \(percent(progress)): worker 2 stopped with SIGTERM")
+        }
+    }
+
+    /// Brings a broker still down back up (the run ended early).
+    mutating func finish(cluster: KafkaMockCluster) {
+        if brokerUpAt != nil {
+            try? cluster.setBrokerUp(2)
+            brokerUpAt = nil
+        }
+    }
+
+    private mutating func record(_ line: String) {
+        log.append(line)
+        say("  chaos: " + line)
+    }
+
+    private func percent(_ p: Double) -> String { String(format: "%.0f%%", p * 100) }
+}
+
+/// Restarts the throwaway PostgreSQL of `scripts/with-postgres.sh` (fast
+/// shutdown, then start), as an operator's failover would.
+func restartThrowawayPostgres() async -> String {
+    let env = ProcessInfo.processInfo.environment
+    guard let bin = env["PUSHFLEET_PG_BIN"], let dataDir = env["PUSHFLEET_PG_DATADIR"] else {
+        return "PostgreSQL restart skipped (not started by scripts/with-postgres.sh)"
+    }
+    let runAs = env["PUSHFLEET_PG_RUN_AS"] ?? ""
+    var command = "\(bin)/pg_ctl -D '\(dataDir)' -m fast -w -t 60 restart -l '\(dataDir)/../server.log'"
+    if !runAs.isEmpty { command = "runuser -u \(runAs) -- " + command }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", command + " >/dev/null 2>&1"]
+    let started = ContinuousClock.now
+    do {
+        try process.run()
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
+    } catch {
+        return "PostgreSQL restart failed to start: \(error)"
+    }
+    return process.terminationStatus == 0
+        ? "PostgreSQL restarted (\(String(format: "%.1f", (ContinuousClock.now - started).seconds)) s)"
+        : "PostgreSQL restart exited \(process.terminationStatus)"
+}

@@ -1,0 +1,36 @@
+import Foundation
+import PushCore
+import PushSimulator
+
+/// Faults the demo can inject, and the retry settings that go with them.
+struct DemoFaults {
+    var apns503First = 0
+    var fcmAlways503 = false
+    var retryDelayMs: Int?
+    var maxAttempts = 5
+    /// Kill, broker-down, PostgreSQL-restart and SIGTERM faults during the run.
+    var chaos = false
+
+    var scenarios: [SimulatorScenario] {
+        var out: [SimulatorScenario] = []
+        if apns503First > 0 {
+            out.append(SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil), count: apns503First))
+        }
+        if fcmAlways503 {
+            out.append(SimulatorScenario(provider: "fcm", fault: .httpError(status: 503, retryAfterSeconds: nil)))
+        }
+        return out
+    }
+
+    /// The worker's `retry` section.
+    var retryConfig: JSONValue {
+        var members: [(key: String, value: JSONValue)] = [("max_attempts", .int(Int64(maxAttempts)))]
+        if let ms = retryDelayMs {
+            members.append(("base_delay_ms", .int(Int64(ms))))
+            members.append(("tiers", .array(zip(["5s", "1m", "10m"], [1, 2, 4]).map { name, factor in
+                .object([("name", .string(name)), ("delay_ms", .int(Int64(ms * factor)))])
+            })))
+        }
+        return .object(members)
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import PushCore
+
+/// A deterministic pseudo-random generator (SplitMix64), so a demo seed
+/// always produces the same batch.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// What the demo enqueues and what it therefore expects in PostgreSQL.
+struct DemoBatch {
+    var messages: [(key: [UInt8]?, value: [UInt8])] = []
+    var deadTokens: [String: Date] = [:]
+    /// "platform|status" → deliveries.
+    var expectedCounts: [String: Int] = [:]
+    var expectedKeys: [(UUID, String)] = []
+    var notificationIDs: [UUID] = []
+    var expectedRejections = 0
+    /// Tokens the demo expects invalidated (dead and actually answered 410/404).
+    var expectedInvalidated = 0
+    /// Notifications expected in push.dlq because their retries ran out.
+    var expectedExhaustedNotifications = 0
+    var expectedDeliveries: Int { expectedKeys.count }
+}
+
+/// Makes a realistic mixed batch: iOS and Android, one or two devices per
+/// notification, about 5% dead tokens, 3% malformed tokens, and a few
+/// messages that are not valid notifications at all.
+struct DemoGenerator {
+    var rng: SplitMix64
+
+    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+
+    mutating func makeBatch(count: Int, app: String, fcmAlwaysFails: Bool = false) -> DemoBatch {
+        var batch = DemoBatch()
+        let now = Date()
+        let deadSince = now.addingTimeInterval(-86_400)
+        for i in 0..<count {
+            var recipients: [Recipient] = []
+            let platforms: [Platform] = Double.random(in: 0..<1, using: &rng) < 0.15
+                ? [.ios, .android] : [Bool.random(using: &rng) ? .ios : .android]
+            for platform in platforms {
+                let roll = Double.random(in: 0..<1, using: &rng)
+                let token: String
+                let status: DeliveryStatus
+                if roll < 0.03 {
+                    token = platform == .ios ? "not-a-device-token-\(i)" : "bad token \(i)!"
+                    status = .rejected
+                } else {
+                    token = platform == .ios ? hexToken() : fcmToken()
+                    if roll < 0.08 {
+                        batch.deadTokens[token] = deadSince
+                        status = .invalidToken
+                    } else {
+                        status = .accepted
+                    }
+                }
+                recipients.append(Recipient(token: token, platform: platform))
+                // With FCM failing every request, every Android send ends dead-lettered.
+                let final = fcmAlwaysFails && platform == .android && status != .rejected ? DeliveryStatus.deadLettered : status
+                batch.expectedCounts["\(platform.rawValue)|\(final.rawValue)", default: 0] += 1
+                if final == .invalidToken { batch.expectedInvalidated += 1 }
+            }
+            let id = UUID(uuid: randomUUIDBytes())
+            let silent = Double.random(in: 0..<1, using: &rng) < 0.1
+            let n = PushNotification(
+                id: id, app: app, createdAt: now, expiresAt: now.addingTimeInterval(3600),
+                priority: silent ? .low : .high, collapseKey: i % 7 == 0 ? "digest" : nil, recipients: recipients,
+                alert: silent ? nil : .init(title: "Order \(1000 + i)", body: "Your order \(1000 + i) has shipped."),
+                badge: silent ? nil : i % 5, sound: silent ? nil : "default", contentAvailable: silent,
+                data: [("order_id", .string("\(1000 + i)")), ("seq", .int(Int64(i)))])
+            for r in recipients { batch.expectedKeys.append((id, r.token)) }
+            if fcmAlwaysFails, recipients.contains(where: { $0.platform == .android && FCMTranslator.isWellFormedToken($0.token) }) {
+                batch.expectedExhaustedNotifications += 1
+            }
+            batch.notificationIDs.append(id)
+            batch.messages.append((Array(n.partitionKey.utf8), n.intakeJSON().encoded()))
+        }
+        // Messages that are not notifications: each must be recorded, none may block the rest.
+        let invalid = max(3, count / 100)
+        for i in 0..<invalid {
+            let text: String
+            switch i % 3 {
+            case 0: text = #"{"schema_version": 1, "id": "#  // truncated JSON
+            case 1: text = #"{"schema_version":1,"id":"\#(UUID().uuidString)","app":"\#(app)","created_at":"\#(Timestamps.format(now))","recipients":[],"alert":{"body":"x"}}"#
+            default: text = #"{"schema_version":7,"id":"\#(UUID().uuidString)","app":"\#(app)"}"#
+            }
+            let position = Int.random(in: 0...batch.messages.count, using: &rng)
+            batch.messages.insert((nil, Array(text.utf8)), at: position)
+        }
+        batch.expectedRejections = invalid
+        return batch
+    }
+
+    private mutating func hexToken() -> String {
+        let hex = Array("0123456789abcdef")
+        return String((0..<64).map { _ in hex[Int.random(in: 0..<16, using: &rng)] })
+    }
+
+    private mutating func fcmToken() -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let prefix = String((0..<22).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &rng)] })
+        let rest = String((0..<140).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &rng)] })
+        return prefix + ":APA91b" + rest
+    }
+
+    private mutating func randomUUIDBytes() -> uuid_t {
+        var b = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        b[6] = (b[6] & 0x0F) | 0x40
+        b[8] = (b[8] & 0x3F) | 0x80
+        return (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import PushCore
+import PushSimulator
+
+/// What the demo found in PostgreSQL against what it enqueued.
+struct DemoResult {
+    var expected: [String: Int]
+    var actual: [String: Int]
+    var deadTokens: Int
+    var invalidatedTokens: Int
+    var expectedRejections: Int
+    var rejections: [String: Int]
+    var missingDeliveries: Int
+    var expectedExhausted = 0
+    /// Messages found on push.dlq by kind (`exhausted`, `undecodable`, `invalid`, …).
+    var deadLetters: [String: Int] = [:]
+    var chaosLog: [String] = []
+    var workerExitCodes: [Int32] = []
+    var secondsToFinal: Double = 0
+    var simulatorStats: SimulatorStats?
+
+    var passed: Bool {
+        expected == actual && missingDeliveries == 0 && invalidatedTokens == deadTokens
+            && rejections.values.reduce(0, +) == expectedRejections && workerExitCodes.allSatisfy { $0 == 0 }
+            && deadLetters["exhausted", default: 0] == expectedExhausted
+            && deadLetters.filter { $0.key != "exhausted" }.values.reduce(0, +) == expectedRejections
+    }
+
+    func printReport(elapsed: Duration) {
+        let platforms = ["ios", "android"]
+        let statuses = DeliveryStatus.allCases.map(\.rawValue).filter { s in
+            platforms.contains { expected["\($0)|\(s)"] != nil || actual["\($0)|\(s)"] != nil }
+        }
+        say("")
+        say("Deliveries in PostgreSQL (actual / expected):")
+        let header = "status".padding(toLength: 16, withPad: " ", startingAt: 0)
+            + platforms.map { $0.padding(toLength: 16, withPad: " ", startingAt: 0) }.joined() + "total"
+        say(header)
+        say(String(repeating: "-", count: header.count + 8))
+        var totals = [0, 0]
+        for status in statuses {
+            var line = status.padding(toLength: 16, withPad: " ", startingAt: 0)
+            var rowTotal = 0
+            for (i, platform) in platforms.enumerated() {
+                let a = actual["\(platform)|\(status)"] ?? 0
+                let e = expected["\(platform)|\(status)"] ?? 0
+                line += "\(a) / \(e)".padding(toLength: 16, withPad: " ", startingAt: 0)
+                totals[i] += a
+                rowTotal += a
+            }
+            say(line + "\(rowTotal)")
+        }
+        say("total".padding(toLength: 16, withPad: " ", startingAt: 0)
+              + totals.map { "\($0)".padding(toLength: 16, withPad: " ", startingAt: 0) }.joined() + "\(totals.reduce(0, +))")
+        say("")
+        say("dead tokens invalidated in devices: \(invalidatedTokens) / \(deadTokens)")
+        say("invalid intake messages recorded:   \(rejections.values.reduce(0, +)) / \(expectedRejections) \(rejections.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })")
+        say("deliveries missing from the ledger: \(missingDeliveries)")
+        say("dead-letter topic push.dlq:        \(deadLetters.values.reduce(0, +)) messages \(deadLetters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }) (expected \(expectedExhausted) exhausted + \(expectedRejections) invalid)")
+        if let s = simulatorStats {
+            say("simulator: APNs accepted \(s.apnsAccepted), FCM accepted \(s.fcmAccepted), OAuth tokens issued \(s.tokensIssued), connections \(s.connectionsAccepted)")
+        }
+        for line in chaosLog { say("chaos: \(line)") }
+        if let s = simulatorStats {
+            let sends = s.apnsSendsByID.values.reduce(0, +)
+            let duplicated = s.apnsSendsByID.values.filter { $0 > 1 }.reduce(0) { $0 + $1 - 1 }
+            say("APNs sends: \(sends) for \(s.apnsSendsByID.count) distinct apns-ids (\(duplicated) duplicate sends)")
+        }
+        say("worker exit codes (workers not killed on purpose): \(workerExitCodes.map(String.init).joined(separator: ", "))")
+        say(String(format: "all final in %.1f s after the workers started; demo total %.1f s", secondsToFinal, elapsed.seconds))
+        say(passed ? "RESULT: PASS" : "RESULT: FAIL")
+    }
+
+    func summaryJSON() -> JSONValue {
+        func counts(_ d: [String: Int]) -> JSONValue { .object(d.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) }) }
+        return .object([
+            ("passed", .bool(passed)),
+            ("expected", counts(expected)),
+            ("actual", counts(actual)),
+            ("dead_tokens", .int(Int64(deadTokens))),
+            ("invalidated_tokens", .int(Int64(invalidatedTokens))),
+            ("expected_rejections", .int(Int64(expectedRejections))),
+            ("rejections", counts(rejections)),
+            ("missing_deliveries", .int(Int64(missingDeliveries))),
+            ("dead_letters", counts(deadLetters)),
+            ("expected_exhausted", .int(Int64(expectedExhausted))),
+            ("worker_exit_codes", .array(workerExitCodes.map { .int(Int64($0)) })),
+            ("seconds_to_final", .double(secondsToFinal)),
+            ("simulator_apns_sends", .int(Int64(simulatorStats?.apnsSendsByID.values.reduce(0, +) ?? 0))),
+            ("simulator_apns_duplicate_ids", .int(Int64(simulatorStats?.apnsSendsByID.values.filter { $0 > 1 }.count ?? 0))),
+            ("simulator_apns_distinct_ids", .int(Int64(simulatorStats?.apnsSendsByID.count ?? 0))),
+            ("chaos", .array(chaosLog.map { .string($0) })),
+        ])
+    }
+}

@@ -1,0 +1,306 @@
+import Foundation
+import Logging
+import PushCore
+import PushKafka
+import PushPostgres
+import PushSimulator
+
+/// One end-to-end run of the local stack. Owns the simulator, the mock
+/// cluster and the worker processes, and always stops them.
+struct DemoRun {
+    let directory: String
+    let databaseURL: String
+    let logger: Logger
+    var generator: DemoGenerator
+    let faults: DemoFaults
+
+    static let app = "com.pushfleet.demo"
+    static let teamID = "DEMOTEAM01"
+    static let keyID = "DEMOKEY001"
+    static let projectID = "pushfleet-demo"
+
+    init(directory: String, databaseURL: String, logger: Logger, seed: UInt64, faults: DemoFaults) {
+        self.faults = faults
+        self.directory = directory
+        self.databaseURL = databaseURL
+        self.logger = logger
+        self.generator = DemoGenerator(seed: seed)
+    }
+
+    mutating func run(notifications: Int, workers: Int, partitions: Int32, timeout: Duration) async throws -> DemoResult {
+        // Credentials, as Apple and Google hand them out.
+        let apnsKey = DevCredentials.makeAPNsKey()
+        let account = try DevCredentials.makeServiceAccount(
+            projectID: Self.projectID, clientEmail: "pushfleet-demo@\(Self.projectID).iam.gserviceaccount.com",
+            tokenURI: "https://127.0.0.1/token")
+
+        // The batch to send, with the simulator told which tokens are dead.
+        let batch = generator.makeBatch(count: notifications, app: Self.app, fcmAlwaysFails: faults.fcmAlways503)
+        let simulator = PushSimulator(
+            configuration: SimulatorConfiguration(
+                apnsKeys: [SimulatorAPNsKey(keyID: Self.keyID, teamID: Self.teamID, publicKeyPEM: apnsKey.publicKeyPEM, topics: [Self.app])],
+                fcmAccounts: [SimulatorFCMAccount(clientEmail: "pushfleet-demo@\(Self.projectID).iam.gserviceaccount.com",
+                                                  privateKeyID: account.privateKeyID, projectID: Self.projectID, publicKeyPEM: account.publicKeyPEM)],
+                deadTokens: batch.deadTokens, scenarios: faults.scenarios),
+            logger: logger)
+        try await simulator.start()
+        let fleet = WorkerFleet(start: { [self] index in try self.startWorker(index: index) })
+        do {
+            let cluster = try KafkaMockCluster(brokers: 3, logger: logger)
+            try cluster.createTopic("push.notifications", partitions: partitions)
+            for tier in ["5s", "1m", "10m"] { try cluster.createTopic("push.retry.\(tier)", partitions: 3) }
+            try cluster.createTopic("push.dlq", partitions: 3)
+            let paths = try writeFiles(apnsKeyPEM: apnsKey.privateKeyPEM, serviceAccountJSON: account.json,
+                                       tokenURI: simulator.tokenURI, simulator: simulator, bootstrap: cluster.bootstrapServers)
+            say("local stack: kafka \(cluster.bootstrapServers) (3 brokers, push.notifications × \(partitions)), simulator https://127.0.0.1:\(simulator.port), postgres \(redacted(databaseURL))")
+
+            let migrated = try await MigrateCommand.migrate(url: databaseURL, directory: try migrationsDirectory(nil), logger: logger)
+            say("migrations applied: \(migrated.isEmpty ? "none needed" : migrated.joined(separator: ", "))")
+
+            let enqueueStart = ContinuousClock.now
+            try await publish(batch, bootstrap: cluster.bootstrapServers)
+            say("enqueued \(batch.messages.count) messages (\(batch.expectedDeliveries) deliveries, \(batch.expectedRejections) invalid messages) in \(format(ContinuousClock.now - enqueueStart))")
+
+            _ = paths
+            try fleet.launch(count: workers)
+            say("started \(workers) worker processes (logs in \(directory))")
+            var chaos = faults.chaos ? DemoChaos() : nil
+            let progress: Double
+            do {
+                progress = try await waitForOutcomes(batch, timeout: timeout, fleet: fleet, chaos: &chaos, cluster: cluster)
+            } catch {
+                chaos?.finish(cluster: cluster)
+                throw error
+            }
+            chaos?.finish(cluster: cluster)
+            let exitCodes = await fleet.stopAll()
+            var result = try await readResult(batch)
+            result.workerExitCodes = exitCodes
+            result.chaosLog = chaos?.log ?? []
+            result.secondsToFinal = progress
+            result.simulatorStats = simulator.stats()
+            result.deadLetters = try await countDeadLetters(bootstrap: cluster.bootstrapServers)
+            withExtendedLifetime(cluster) {}
+            try await simulator.shutdown()
+            return result
+        } catch {
+            _ = await fleet.stopAll()
+            try? await simulator.shutdown()
+            throw error
+        }
+    }
+
+    struct Paths {
+        var workerConfig: String
+    }
+
+    private func writeFiles(apnsKeyPEM: String, serviceAccountJSON: String, tokenURI: String,
+                            simulator: PushSimulator, bootstrap: String) throws -> Paths {
+        let keyPath = directory + "/AuthKey_\(Self.keyID).p8"
+        let accountPath = directory + "/service-account.json"
+        let caPath = directory + "/simulator-ca.pem"
+        let configPath = directory + "/worker.json"
+        try write(apnsKeyPEM, keyPath)
+        // The service account names the simulator's token endpoint, as a real one names Google's.
+        var account = try JSONValue.parse(Array(serviceAccountJSON.utf8))
+        if case .object(var members) = account, let i = members.firstIndex(where: { $0.key == "token_uri" }) {
+            members[i].value = .string(tokenURI)
+            account = .object(members)
+        }
+        try write(String(decoding: account.encoded(), as: UTF8.self), accountPath)
+        try write(simulator.caCertificatePEM, caPath)
+        let base = "https://127.0.0.1:\(simulator.port)"
+        let config: JSONValue = .object([
+            ("kafka", .object([
+                ("bootstrap_servers", .string(bootstrap)), ("group_id", .string("pushfleet-demo")),
+                ("topic_prefix", .string("push")),
+                // A killed worker's partitions move after 6 s instead of librdkafka's 45 s default.
+                ("properties", .object([("session.timeout.ms", .string("6000")), ("heartbeat.interval.ms", .string("500"))])),
+            ])),
+            ("database", .object([("url", .string(databaseURL)), ("pool_size", .int(4))])),
+            ("tls", .object([("ca_bundle", .string(caPath))])),
+            ("retry", faults.retryConfig),
+            ("apps", .object([
+                (Self.app, .object([
+                    ("apns", .object([
+                        ("topic", .string(Self.app)), ("team_id", .string(Self.teamID)), ("key_id", .string(Self.keyID)),
+                        ("key_path", .string(keyPath)), ("base_url", .string(base)),
+                    ])),
+                    ("fcm", .object([("service_account_path", .string(accountPath)), ("base_url", .string(base))])),
+                ])),
+            ])),
+        ])
+        try write(String(decoding: config.encoded(), as: UTF8.self), configPath)
+        return Paths(workerConfig: configPath)
+    }
+
+    private func write(_ text: String, _ path: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    private func publish(_ batch: DemoBatch, bootstrap: String) async throws {
+        let producer = try KafkaProducer(bootstrapServers: bootstrap, logger: logger)
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for message in batch.messages {
+                    group.addTask { try await producer.send(topic: "push.notifications", key: message.key, value: message.value) }
+                }
+                try await group.waitForAll()
+            }
+        } catch {
+            await producer.close()
+            throw error
+        }
+        await producer.close()
+    }
+
+    private func startWorker(index: Int) throws -> Process {
+        let config = directory + "/worker.json"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executablePath())
+        process.arguments = ["worker", "--config", config]
+        var env = ProcessInfo.processInfo.environment
+        env["PUSHFLEET_WORKER_ID"] = "demo-worker-\(index)"
+        env["PUSHFLEET_EXIT_WITH_PARENT"] = "1"
+        // The config file is the truth for this run; drop overrides inherited from the caller.
+        for key in env.keys where key.hasPrefix("PUSHFLEET_") && key != "PUSHFLEET_WORKER_ID" && key != "PUSHFLEET_LOG_LEVEL" && key != "PUSHFLEET_EXIT_WITH_PARENT" {
+            env[key] = nil
+        }
+        process.environment = env
+        let logPath = directory + "/worker-\(index).log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        return process
+    }
+
+    /// Polls PostgreSQL until every expected delivery is final and every
+    /// invalid message is recorded, printing a progress line. Returns the seconds it took.
+    private func waitForOutcomes(_ batch: DemoBatch, timeout: Duration, fleet: WorkerFleet,
+                                 chaos: inout DemoChaos?, cluster: KafkaMockCluster) async throws -> Double {
+        var connection: PostgresConnection?
+        defer { connection?.close() }
+        let start = ContinuousClock.now
+        var lastFinal = 0
+        var lastTick = start
+        var lastPrinted = start
+        let ids = batch.notificationIDs
+        while true {
+            var final = lastFinal
+            var rejected = 0
+            do {
+                if connection == nil || connection?.isBroken == true {
+                    connection?.close()
+                    connection = try await PostgresConnection.connect(url: databaseURL, logger: logger)
+                }
+                let rows = try await connection?.query(
+                    """
+                    SELECT (SELECT count(*) FROM deliveries WHERE notification_id = ANY($1::uuid[])
+                              AND status NOT IN ('pending', 'retrying')) AS final,
+                           (SELECT count(*) FROM intake_rejections WHERE kafka_topic = 'push.notifications') AS rejected
+                    """, [.uuidArray(ids)])
+                final = rows?.rows.first?.count("final") ?? 0
+                rejected = rows?.rows.first?.count("rejected") ?? 0
+            } catch {
+                // PostgreSQL away (e.g. the chaos restart): try again next tick.
+                connection?.close()
+                connection = nil
+            }
+            let now = ContinuousClock.now
+            let rate = Double(final - lastFinal) / max((now - lastTick).seconds, 0.001)
+            lastFinal = final
+            lastTick = now
+            let done = final >= batch.expectedDeliveries && rejected >= batch.expectedRejections
+            let line = String(format: "  final %d / %d deliveries, %d / %d invalid messages recorded, %.0f/s",
+                              final, batch.expectedDeliveries, rejected, batch.expectedRejections, rate)
+            if isatty(STDOUT_FILENO) == 1 {
+                say("\r" + line + "   ", terminator: done ? "\n" : "")
+            } else if done || (now - lastPrinted) >= .seconds(2) {
+                say(line)
+                lastPrinted = now
+            }
+            if done { return (now - start).seconds }
+            if now - start > timeout {
+                throw CommandFailure("timed out after \(timeout) with \(final)/\(batch.expectedDeliveries) deliveries final")
+            }
+            if !fleet.anyRunning {
+                throw CommandFailure("every worker process exited before the work was done (logs in \(directory))")
+            }
+            if chaos != nil {
+                await chaos?.step(progress: Double(final) / Double(max(1, batch.expectedDeliveries)), fleet: fleet,
+                                  cluster: cluster, restartPostgres: restartThrowawayPostgres)
+            }
+            try await Task.sleep(for: .milliseconds(chaos == nil ? 500 : 200))
+        }
+    }
+
+    /// Reads every message on `push.dlq` (a throwaway consumer group) and counts them by kind.
+    private func countDeadLetters(bootstrap: String) async throws -> [String: Int] {
+        let consumer = try KafkaConsumer(bootstrapServers: bootstrap, groupID: "demo-dlq-reader-\(UUID().uuidString)",
+                                         topics: ["push.dlq"], logger: logger)
+        var counts: [String: Int] = [:]
+        var idle = 0
+        let deadline = ContinuousClock.now + .seconds(60)
+        // Caught up: partitions assigned and nothing new for 2 s (the mock's first join takes ~3 s).
+        while ContinuousClock.now < deadline {
+            let messages = try await consumer.poll(maxMessages: 500, timeout: .milliseconds(500))
+            let assigned = (try? consumer.assignment().isEmpty == false) ?? false
+            idle = messages.isEmpty && assigned ? idle + 1 : 0
+            if idle >= 4 { break }
+            for m in messages {
+                let reason = m.header("pushfleet-dlq-reason").map { String(decoding: $0, as: UTF8.self) } ?? "?"
+                let kind = reason.hasPrefix("retries exhausted") ? "exhausted" : String(reason.prefix(while: { $0 != ":" }))
+                counts[kind, default: 0] += 1
+            }
+        }
+        await consumer.close(timeout: .seconds(5))
+        return counts
+    }
+
+    private func readResult(_ batch: DemoBatch) async throws -> DemoResult {
+        let connection = try await PostgresConnection.connect(url: databaseURL, logger: logger)
+        defer { connection.close() }
+        let ids = batch.notificationIDs
+        let byStatus = try await connection.query(
+            "SELECT platform, status, count(*) AS n FROM deliveries WHERE notification_id = ANY($1::uuid[]) GROUP BY 1, 2 ORDER BY 1, 2",
+            [.uuidArray(ids)])
+        var actual: [String: Int] = [:]
+        for row in byStatus.rows {
+            actual["\(row["platform"] ?? "?")|\(row["status"] ?? "?")"] = row.count("n") ?? 0
+        }
+        let invalidated = try await connection.query(
+            "SELECT token FROM devices WHERE app = $1 AND invalidated_at IS NOT NULL AND token = ANY($2::text[])",
+            [.text(DemoRun.app), .textArray(Array(batch.deadTokens.keys))])
+        let rejections = try await connection.query(
+            "SELECT kind, count(*) AS n FROM intake_rejections GROUP BY kind ORDER BY kind")
+        var rejectionCounts: [String: Int] = [:]
+        for row in rejections.rows { rejectionCounts[row["kind"] ?? "?"] = row.count("n") ?? 0 }
+        let missing = try await connection.query(
+            """
+            SELECT count(*) AS n FROM unnest($1::uuid[], $2::text[]) AS e(n, t)
+            WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.notification_id = e.n AND d.token = e.t)
+            """,
+            [.uuidArray(batch.expectedKeys.map(\.0)), .textArray(batch.expectedKeys.map(\.1))])
+        return DemoResult(
+            expected: batch.expectedCounts, actual: actual,
+            deadTokens: batch.expectedInvalidated, invalidatedTokens: invalidated.rows.count,
+            expectedRejections: batch.expectedRejections, rejections: rejectionCounts,
+            missingDeliveries: missing.rows.first?.count("n") ?? -1,
+            expectedExhausted: batch.expectedExhaustedNotifications)
+    }
+
+    private func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url) else { return "(url)" }
+        if components.password != nil { components.password = "***" }
+        return components.string ?? "(url)"
+    }
+}
+
+func format(_ d: Duration) -> String { String(format: "%.1f s", d.seconds) }
+
+extension PostgresRow {
+    /// A count column as Int (nil when NULL or not a number).
+    func count(_ column: String) -> Int? { self[column].flatMap { Int($0) } }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import PushCore
+import PushKafka
+
+struct EnqueueCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "enqueue",
+        abstract: "Publish notifications to the intake topic: each FILE is one JSON notification; with no FILE, each stdin line is one.")
+
+    @Option(name: .long, help: "Kafka bootstrap servers (env PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS).")
+    var bootstrapServers: String?
+
+    @Option(name: .long, help: "Intake topic.")
+    var topic = "push.notifications"
+
+    @Flag(name: .long, help: "Publish messages that fail validation too (to exercise rejection paths).")
+    var allowInvalid = false
+
+    @Argument(help: "JSON files, one notification each.")
+    var files: [String] = []
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let logger = common.makeLogger("pushfleet.enqueue")
+        guard let servers = bootstrapServers ?? ProcessInfo.processInfo.environment["PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS"] else {
+            throw CommandFailure("no Kafka: pass --bootstrap-servers or set PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS")
+        }
+        var messages: [(source: String, bytes: [UInt8])] = []
+        if files.isEmpty {
+            var lineNumber = 0
+            while let line = readLine(strippingNewline: true) {
+                lineNumber += 1
+                if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+                messages.append(("stdin:\(lineNumber)", Array(line.utf8)))
+            }
+        } else {
+            for file in files {
+                guard let data = FileManager.default.contents(atPath: file) else { throw CommandFailure("cannot read \(file)") }
+                messages.append((file, Array(data)))
+            }
+        }
+        let producer = try KafkaProducer(bootstrapServers: servers, logger: logger)
+        var published = 0
+        var refused = 0
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for message in messages {
+                    let decoded = PushNotification.decode(message.bytes)
+                    var key: [UInt8]?
+                    switch decoded {
+                    case .success(let n): key = Array(n.partitionKey.utf8)
+                    case .failure(let error):
+                        guard allowInvalid else {
+                            FileHandle.standardError.write(Data("\(message.source): not published: \(error)\n".utf8))
+                            refused += 1
+                            continue
+                        }
+                    }
+                    let bytes = message.bytes
+                    group.addTask { try await producer.send(topic: topic, key: key, value: bytes) }
+                    published += 1
+                }
+                try await group.waitForAll()
+            }
+        } catch {
+            await producer.close()
+            throw error
+        }
+        await producer.close()
+        print("published \(published) to \(topic)" + (refused > 0 ? ", refused \(refused) invalid" : ""))
+        if refused > 0 { throw ExitCode(65) }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import Logging
+import PushCore
+import PushPostgres
+import XCTest
+
+/// Runs `pushfleet demo` (mock Kafka with 3 brokers, the simulator, two real
+/// worker processes) against a fresh database, then checks PostgreSQL itself.
+final class EndToEndTests: XCTestCase {
+    var logger: Logger {
+        var l = Logger(label: "e2e")
+        l.logLevel = .warning
+        return l
+    }
+
+    func testTheSliceDeliversEverythingAndRecordsEveryOutcome() async throws {
+        let adminURL = try TestEnvironment.databaseURL()
+        let binary = try TestEnvironment.pushfleetBinary()
+        let database = try await TestDatabase.create(adminURL: adminURL, logger: logger)
+        do {
+            try await checkSlice(database: database, binary: binary)
+        } catch {
+            await database.drop(logger: logger)
+            throw error
+        }
+        await database.drop(logger: logger)
+    }
+
+    func checkSlice(database: TestDatabase, binary: String) async throws {
+
+        let summaryPath = NSTemporaryDirectory() + "e2e-summary-\(UUID().uuidString).json"
+        let workDir = NSTemporaryDirectory() + "e2e-work-\(UUID().uuidString)"
+        let notifications = 400
+        let run = try await TestEnvironment.run(binary, [
+            "demo", "--database-url", database.url, "--notifications", "\(notifications)", "--workers", "2",
+            "--timeout", "240", "--summary-json", summaryPath, "--work-dir", workDir, "--log-level", "warning",
+        ], timeout: .seconds(400))
+        let logs = (try? FileManager.default.contentsOfDirectory(atPath: workDir))?.filter { $0.hasSuffix(".log") }
+            .map { (try? String(contentsOfFile: workDir + "/" + $0, encoding: .utf8)) ?? "" }.joined(separator: "\n") ?? ""
+        XCTAssertEqual(run.status, 0, "demo failed:\n\(run.output.suffix(4000))\nworker logs:\n\(logs.suffix(6000))")
+        try? FileManager.default.removeItem(atPath: workDir)
+
+        let summary = try JSONValue.parse(Array(Data(contentsOf: URL(fileURLWithPath: summaryPath))))
+        try? FileManager.default.removeItem(atPath: summaryPath)
+        guard case .object(let expectedMembers)? = summary["expected"] else { return XCTFail("no expected counts in summary") }
+        var expected: [String: Int] = [:]
+        for (key, value) in expectedMembers { if case .int(let n) = value { expected[key] = Int(n) } }
+        let expectedTotal = expected.values.reduce(0, +)
+        XCTAssertGreaterThanOrEqual(expectedTotal, notifications, "every notification has at least one device")
+        XCTAssertGreaterThan(expected["ios|accepted"] ?? 0, 0)
+        XCTAssertGreaterThan(expected["android|accepted"] ?? 0, 0)
+        XCTAssertGreaterThan((expected["ios|invalid_token"] ?? 0) + (expected["android|invalid_token"] ?? 0), 0)
+        XCTAssertGreaterThan((expected["ios|rejected"] ?? 0) + (expected["android|rejected"] ?? 0), 0)
+
+        // Now PostgreSQL, read directly.
+        let c = try await PostgresConnection.connect(url: database.url, logger: logger)
+        defer { c.close() }
+        var actual: [String: Int] = [:]
+        for row in try await c.query("SELECT platform, status, count(*) AS n FROM deliveries GROUP BY 1, 2").rows {
+            actual["\(row["platform"] ?? "")|\(row["status"] ?? "")"] = row.count("n")
+        }
+        XCTAssertEqual(actual, expected, "deliveries per platform × status")
+
+        let checks = try await c.query(
+            """
+            SELECT
+              (SELECT count(*) FROM deliveries WHERE status = 'accepted' AND (provider_message_id IS NULL OR attempts < 1 OR accepted_at IS NULL)) AS bad_accepted,
+              (SELECT count(*) FROM deliveries WHERE status = 'invalid_token' AND provider_status NOT IN (410, 404)) AS bad_invalid,
+              (SELECT count(*) FROM deliveries WHERE status = 'rejected' AND provider_reason IS NULL) AS rejected_without_reason,
+              (SELECT count(*) FROM deliveries WHERE status = 'rejected' AND attempts > 0) AS rejected_after_send,
+              (SELECT count(*) FROM deliveries WHERE final_at IS NULL) AS not_final,
+              (SELECT count(DISTINCT notification_id) FROM deliveries) AS notifications,
+              (SELECT count(*) FROM delivery_attempts) AS attempts,
+              (SELECT count(*) FROM deliveries WHERE status IN ('accepted', 'invalid_token')) AS sent,
+              (SELECT count(*) FROM devices WHERE invalidated_at IS NOT NULL) AS invalidated,
+              (SELECT count(*) FROM intake_rejections) AS rejections,
+              (SELECT count(DISTINCT kind) FROM intake_rejections) AS rejection_kinds
+            """).rows[0]
+        XCTAssertEqual(checks.count("bad_accepted"), 0, "accepted rows need a provider message id, an attempt and accepted_at")
+        XCTAssertEqual(checks.count("bad_invalid"), 0, "invalid tokens come from APNs 410 / FCM 404")
+        XCTAssertEqual(checks.count("rejected_without_reason"), 0)
+        XCTAssertEqual(checks.count("rejected_after_send"), 0, "malformed tokens are rejected before any send")
+        XCTAssertEqual(checks.count("not_final"), 0)
+        XCTAssertEqual(checks.count("notifications"), notifications, "no notification missing")
+        XCTAssertGreaterThanOrEqual(checks.count("attempts") ?? 0, checks.count("sent") ?? .max, "one attempt row per send at least")
+        let deadTokens = (expected["ios|invalid_token"] ?? 0) + (expected["android|invalid_token"] ?? 0)
+        XCTAssertEqual(checks.count("invalidated"), deadTokens, "every dead token invalidated in devices")
+        XCTAssertEqual(checks.count("rejections"), summary.int("expected_rejections"))
+        XCTAssertEqual(summary.counts("dead_letters").values.reduce(0, +), summary.int("expected_rejections"),
+                       "every invalid message is on push.dlq, nothing else is")
+        XCTAssertEqual(checks.count("rejection_kinds"), 3, "undecodable, invalid and unsupported_schema_version are each recorded")
+
+        let reasons = try await c.query("SELECT DISTINCT provider_reason FROM deliveries WHERE status = 'invalid_token' ORDER BY 1").rows.compactMap { $0[0] }
+        XCTAssertEqual(Set(reasons), ["Unregistered", "UNREGISTERED"])
+    }
+}
+
+extension EndToEndTests {
+    /// 503s for the first APNs requests pass through the retry tiers and end
+    /// accepted; FCM failing every time ends dead-lettered after the maximum
+    /// attempts, with one push.dlq message per notification.
+    func testTransientFailuresRetryThroughTiersAndExhaustedOnesAreDeadLettered() async throws {
+        let adminURL = try TestEnvironment.databaseURL()
+        let binary = try TestEnvironment.pushfleetBinary()
+        let database = try await TestDatabase.create(adminURL: adminURL, logger: logger)
+        do {
+            let summary = try await TestEnvironment.runDemo(binary, database: database, extra: [
+                "--notifications", "150", "--apns-503-first", "40", "--fcm-always-503",
+                "--retry-delay-ms", "300", "--max-attempts", "3",
+            ])
+            let expected = summary.counts("expected")
+            XCTAssertGreaterThan(expected["ios|accepted"] ?? 0, 0)
+            XCTAssertGreaterThan(expected["android|dead_lettered"] ?? 0, 0)
+            XCTAssertNil(expected["android|accepted"])
+
+            let c = try await PostgresConnection.connect(url: database.url, logger: logger)
+            defer { c.close() }
+            var actual: [String: Int] = [:]
+            for row in try await c.query("SELECT platform, status, count(*) AS n FROM deliveries GROUP BY 1, 2").rows {
+                actual["\(row["platform"] ?? "")|\(row["status"] ?? "")"] = row.count("n")
+            }
+            XCTAssertEqual(actual, expected)
+            let r = try await c.query(
+                """
+                SELECT
+                  (SELECT count(*) FROM (SELECT notification_id, token FROM delivery_attempts
+                     WHERE provider = 'apns' GROUP BY 1, 2
+                     HAVING bool_or(outcome = 'transient') AND bool_or(outcome IN ('accepted', 'invalid_token'))) x) AS ios_recovered,
+                  (SELECT count(*) FROM delivery_attempts WHERE provider = 'apns' AND outcome = 'transient') AS apns_503,
+                  (SELECT min(attempts) FROM deliveries WHERE status = 'dead_lettered') AS min_dlq_attempts,
+                  (SELECT max(attempts) FROM deliveries WHERE status = 'dead_lettered') AS max_dlq_attempts,
+                  (SELECT count(*) FROM deliveries WHERE status = 'dead_lettered' AND provider_reason <> 'UNAVAILABLE') AS dlq_other_reason
+                """).rows[0]
+            XCTAssertEqual(r.count("apns_503"), 40, "exactly the first 40 APNs requests got 503")
+            XCTAssertEqual(r.count("ios_recovered"), 40, "each of them was retried from a retry topic and then answered")
+            XCTAssertEqual(r.count("min_dlq_attempts"), 3)
+            XCTAssertEqual(r.count("max_dlq_attempts"), 3)
+            XCTAssertEqual(r.count("dlq_other_reason"), 0)
+            XCTAssertEqual(summary.counts("dead_letters")["exhausted"], summary.int("expected_exhausted"))
+            XCTAssertGreaterThan(summary.int("expected_exhausted") ?? 0, 0)
+        } catch {
+            await database.drop(logger: logger)
+            throw error
+        }
+        await database.drop(logger: logger)
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder; delete once PushFleetEndToEndTests has real tests.

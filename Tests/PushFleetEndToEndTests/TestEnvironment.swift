@@ -1,0 +1,138 @@
+import Foundation
+import Logging
+import PushCore
+import PushPostgres
+import XCTest
+
+enum TestEnvironment {
+    /// The PostgreSQL URL `scripts/with-postgres.sh` exported.
+    static func databaseURL() throws -> String {
+        let env = ProcessInfo.processInfo.environment
+        guard let url = env["PUSHFLEET_TEST_DATABASE_URL"] ?? env["PUSHFLEET_DATABASE_URL"] else {
+            if env["CI"] != nil { throw TestFailure("CI run without PostgreSQL: .ci/run must go through `make test`") }
+            throw XCTSkip("""
+                no PostgreSQL: run the end-to-end tests through `make test` \
+                (or `scripts/with-postgres.sh swift test`), which starts a throwaway server
+                """)
+        }
+        return url
+    }
+
+    /// The `pushfleet` executable built next to the test bundle (or PUSHFLEET_BIN).
+    static func pushfleetBinary() throws -> String {
+        if let explicit = ProcessInfo.processInfo.environment["PUSHFLEET_BIN"] { return explicit }
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("pushfleet").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        let fallback = FileManager.default.currentDirectoryPath + "/.build/debug/pushfleet"
+        guard FileManager.default.isExecutableFile(atPath: fallback) else {
+            throw TestFailure("pushfleet binary not found next to the tests; run `swift build` first or set PUSHFLEET_BIN")
+        }
+        return fallback
+    }
+
+    struct Run {
+        var status: Int32
+        var output: String
+    }
+
+    /// Runs a process, collecting its combined output; kills it at `timeout`.
+    static func run(_ path: String, _ arguments: [String], timeout: Duration) async throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let outputPath = NSTemporaryDirectory() + "e2e-out-\(UUID().uuidString).log"
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                process.terminate()
+                try await Task.sleep(for: .seconds(5))
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                break
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        process.waitUntilExit()
+        try? handle.close()
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: outputPath)
+        return Run(status: process.terminationStatus, output: output)
+    }
+}
+
+extension TestEnvironment {
+    /// Runs `pushfleet demo` against `database` with two workers and returns its summary JSON.
+    static func runDemo(_ binary: String, database: TestDatabase, extra: [String]) async throws -> JSONValue {
+        let summaryPath = NSTemporaryDirectory() + "e2e-summary-\(UUID().uuidString).json"
+        let workDir = NSTemporaryDirectory() + "e2e-work-\(UUID().uuidString)"
+        let run = try await TestEnvironment.run(binary, [
+            "demo", "--database-url", database.url, "--workers", "2", "--timeout", "240",
+            "--summary-json", summaryPath, "--work-dir", workDir, "--log-level", "warning",
+        ] + extra, timeout: .seconds(400))
+        let logs = (try? FileManager.default.contentsOfDirectory(atPath: workDir))?.filter { $0.hasSuffix(".log") }
+            .map { (try? String(contentsOfFile: workDir + "/" + $0, encoding: .utf8)) ?? "" }.joined(separator: "\n") ?? ""
+        try? FileManager.default.removeItem(atPath: workDir)
+        guard run.status == 0 else {
+            throw TestFailure("demo failed (exit \(run.status)):\n\(run.output.suffix(4000))\nworker logs:\n\(logs.suffix(6000))")
+        }
+        defer { try? FileManager.default.removeItem(atPath: summaryPath) }
+        return try JSONValue.parse(Array(Data(contentsOf: URL(fileURLWithPath: summaryPath))))
+    }
+}
+
+extension JSONValue {
+    /// An object of integer counts as a dictionary.
+    func counts(_ key: String) -> [String: Int] {
+        guard case .object(let members)? = self[key] else { return [:] }
+        var out: [String: Int] = [:]
+        for (k, v) in members { if case .int(let n) = v { out[k] = Int(n) } }
+        return out
+    }
+
+    func int(_ key: String) -> Int? {
+        if case .int(let n)? = self[key] { return Int(n) }
+        return nil
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A database of its own for one test, dropped afterwards.
+struct TestDatabase {
+    var url: String
+    var name: String
+    var adminURL: String
+
+    static func create(adminURL: String, logger: Logger) async throws -> TestDatabase {
+        let name = "e2e_\(UInt32.random(in: 0...UInt32.max))"
+        let admin = try await PostgresConnection.connect(url: adminURL, logger: logger)
+        defer { admin.close() }
+        try await admin.execute("CREATE DATABASE \(name)")
+        guard var components = URLComponents(string: adminURL) else { throw TestFailure("bad database URL") }
+        components.path = "/" + name
+        guard let url = components.string else { throw TestFailure("bad database URL") }
+        return TestDatabase(url: url, name: name, adminURL: adminURL)
+    }
+
+    func drop(logger: Logger) async {
+        guard let admin = try? await PostgresConnection.connect(url: adminURL, logger: logger) else { return }
+        defer { admin.close() }
+        try? await admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    }
+}
+
+extension PostgresRow {
+    /// A count column as Int (nil when NULL or not a number).
+    func count(_ column: String) -> Int? { self[column].flatMap { Int($0) } }
+}

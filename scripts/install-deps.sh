@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what PushFleet needs on a Debian machine, only when missing:
+# the C libraries it links (librdkafka, libpq, libcurl/OpenSSL), the
+# PostgreSQL server for the local stack, curl and h2load for tests and the
+# benchmark, and python3's jsonschema for the schema check.
+set -euo pipefail
+
+packages=(librdkafka-dev libpq-dev libcurl4-openssl-dev libssl-dev postgresql curl nghttp2-client pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+    echo "install-deps: installing ${missing[*]}"
+    sudo_cmd=""
+    [[ "$(id -u)" -ne 0 ]] && sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if ! python3 -c "import jsonschema" 2>/dev/null; then
+    echo "install-deps: installing python jsonschema"
+    python3 -m pip install --quiet jsonschema
+fi
+command -v swift >/dev/null || { echo "install-deps: swift is not on PATH (Swift 6.3 toolchain needed)" >&2; exit 1; }
