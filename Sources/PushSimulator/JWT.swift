@@ -1,8 +1,12 @@
+import PushCore
+
 /// A compact-serialised JWT split into its parts (RFC 7519). Parsing checks
 /// only the shape; signatures and claims are checked by the caller.
 struct JWT: Sendable {
-    let header: [String: JSONValue]
-    let claims: [String: JSONValue]
+    /// The header object (`alg`, `kid`, …).
+    let header: JSONValue
+    /// The claims object (`iss`, `iat`, …).
+    let claims: JSONValue
     /// `base64url(header) "." base64url(claims)`: the bytes that were signed.
     let signingInput: [UInt8]
     let signature: [UInt8]
@@ -13,8 +17,8 @@ struct JWT: Sendable {
             let headerBytes = Base64URL.decode(parts[0]),
             let claimBytes = Base64URL.decode(parts[1]),
             let signature = Base64URL.decode(parts[2]),
-            let header = try? JSONParser.parse(headerBytes).objectValue,
-            let claims = try? JSONParser.parse(claimBytes).objectValue
+            let header = try? JSONValue.parse(headerBytes), header.objectMembers != nil,
+            let claims = try? JSONValue.parse(claimBytes), claims.objectMembers != nil
         else { return nil }
         self.header = header
         self.claims = claims

@@ -47,6 +47,18 @@ public final class PushSimulator: Sendable {
         var tlsConfiguration = TLSConfiguration.makeServerConfiguration(
             certificateChain: tls.certificateChain.map { .certificate($0) }, privateKey: .privateKey(tls.privateKey))
         tlsConfiguration.applicationProtocols = ["h2"]
+        let clientAuthority = try configuration.apnsClientCertificateCAPEM.map { try ClientCertificateAuthority(pem: $0) }
+        if let pem = configuration.apnsClientCertificateCAPEM {
+            // Ask for a client certificate without requiring one (token auth keeps working);
+            // the verdict is made per connection and answered as Apple does (403 BadCertificate).
+            do {
+                tlsConfiguration.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(pem.utf8), format: .pem)])
+            } catch {
+                throw SimulatorError.invalidConfiguration("apnsClientCertificateCAPEM", "not a certificate PEM: \(error)")
+            }
+            tlsConfiguration.certificateVerification = .optionalVerification
+            tlsConfiguration.sendCANameList = true
+        }
         let sslContext: NIOSSLContext
         do {
             sslContext = try NIOSSLContext(configuration: tlsConfiguration)
@@ -59,7 +71,16 @@ public final class PushSimulator: Sendable {
             HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maxConcurrentStreams),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
         ]
-        let streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
+        let singleStreamConfiguration: NIOHTTP2Handler.ConnectionConfiguration = {
+            var single = connectionConfiguration
+            single.initialSettings[0] = HTTP2Setting(parameter: .maxConcurrentStreams, value: 1)
+            return single
+        }()
+        var streamSettings = NIOHTTP2Handler.StreamConfiguration()
+        // libcurl 7.88 resets streams it has finished with; NIO's default DoS guard (200 resets
+        // in 30 s) would then drop busy connections, which no provider does to a well-behaved sender.
+        streamSettings.streamResetFrameRateLimit.maximumCount = 1_000_000
+        let streamConfiguration = streamSettings
         let http2Configuration = connectionConfiguration
         let logger = self.logger
 
@@ -70,16 +91,37 @@ public final class PushSimulator: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 rules.state.recordConnection()
+                let singleStream =
+                    !rules.scenarioBook.isEmpty
+                    && rules.scenarioBook.take(provider: nil, now: Date(), where: { $0 == .singleStreamUntilValidToken })
+                        != nil
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
-                    try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
+                    let certificate = Locked<SimulatorClientCertificate?>(nil)
+                    if let clientAuthority {
+                        try pipeline.addHandler(
+                            NIOSSLServerHandler(context: sslContext) { chain, promise in
+                                certificate.withLock { $0 = clientAuthority.inspect(chain, now: Date()) }
+                                promise.succeed(.certificateVerified)
+                            })
+                    } else {
+                        try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
+                    }
+                    let connection = NIOLoopBound(
+                        SimulatorConnection(
+                            channel: channel, rules: rules, logger: logger, startsWithSingleStream: singleStream,
+                            clientCertificate: certificate),
+                        eventLoop: channel.eventLoop)
                     _ = try pipeline.configureHTTP2Pipeline(
-                        mode: .server, connectionConfiguration: http2Configuration,
+                        mode: .server,
+                        connectionConfiguration: singleStream ? singleStreamConfiguration : http2Configuration,
                         streamConfiguration: streamConfiguration
                     ) { stream in
                         stream.eventLoop.makeCompletedFuture {
+                            let connection = connection.value
+                            let ordinal = connection.streamOpened(now: Date())
                             try stream.pipeline.syncOperations.addHandler(
-                                SimulatorStreamHandler(rules: rules, logger: logger))
+                                SimulatorStreamHandler(connection: connection, ordinal: ordinal, logger: logger))
                         }
                     }
                     try pipeline.addHandler(SimulatorConnectionErrorHandler(logger: logger))
@@ -123,6 +165,24 @@ public final class PushSimulator: Sendable {
     /// Marks a device token unregistered from `since` on (APNs 410, FCM 404 UNREGISTERED).
     public func markDead(token: String, since: Date) {
         rules?.markDead(token: token, since: since)
+    }
+
+    /// Records the environment a device token was issued for (nil forgets it): sent
+    /// to a simulator playing the other environment, it gets `400 BadDeviceToken`.
+    public func setTokenEnvironment(token: String, environment: SimulatorAPNsEnvironment?) {
+        rules?.state.setEnvironment(environment, token: token)
+    }
+
+    /// The scenarios in effect.
+    public var scenarios: [SimulatorScenario] {
+        rules?.scenarios ?? []
+    }
+
+    /// Replaces the scenarios at runtime (new connections and requests see them at
+    /// once); counters restart and time windows count from now. Throws on a bad scenario.
+    public func setScenarios(_ scenarios: [SimulatorScenario]) throws {
+        guard let rules else { throw configurationError ?? SimulatorError.notStarted() }
+        try rules.setScenarios(scenarios)
     }
 
     /// A snapshot of everything answered so far.

@@ -22,8 +22,26 @@ public struct SimulatorConfiguration: Sendable, Codable {
     public var maxConcurrentStreams: Int
     /// Event-loop threads serving connections.
     public var eventLoopThreads: Int
-    /// Faults to inject (429/503 storms now; transport faults later).
+    /// Faults to inject (answers, delays, GOAWAY, resets, SETTINGS changes); replaceable at runtime.
     public var scenarios: [SimulatorScenario]
+    /// Which APNs host this simulator plays; nil accepts tokens of either environment.
+    public var apnsEnvironment: SimulatorAPNsEnvironment?
+    /// Device token → the environment it was issued for. A token sent to the other
+    /// environment's host gets `400 BadDeviceToken`, as on the real service.
+    public var tokenEnvironments: [String: SimulatorAPNsEnvironment]
+    /// New provider tokens tolerated per key within 20 minutes after the first
+    /// (several replicas each sign their own); beyond it `429 TooManyProviderTokenUpdates`.
+    /// nil disables the rule.
+    public var apnsTokenUpdateAllowance: Int?
+    /// Keep `SimulatorStats.apnsSendsByID` (duplicate detection); off for long benchmarks.
+    public var recordSendIDs: Bool
+    /// The most distinct `apns-id`s `apnsSendsByID` keeps; later new ids are only counted.
+    public var maxRecordedSendIDs: Int
+    /// PEM of the CA that issues APNs client certificates (certificate-based auth).
+    /// When set, the TLS server asks clients for a certificate (optional, so token
+    /// auth keeps working); a certificate this CA did not issue, or an expired one,
+    /// gets `403 BadCertificate`, one for the other environment `403 BadCertificateEnvironment`.
+    public var apnsClientCertificateCAPEM: String?
 
     /// A configuration with sensible local defaults; only the credentials usually need filling in.
     public init(
@@ -36,7 +54,13 @@ public struct SimulatorConfiguration: Sendable, Codable {
         fastMode: Bool = false,
         maxConcurrentStreams: Int = 1000,
         eventLoopThreads: Int = 1,
-        scenarios: [SimulatorScenario] = []
+        scenarios: [SimulatorScenario] = [],
+        apnsEnvironment: SimulatorAPNsEnvironment? = nil,
+        tokenEnvironments: [String: SimulatorAPNsEnvironment] = [:],
+        apnsTokenUpdateAllowance: Int? = 10,
+        recordSendIDs: Bool = true,
+        maxRecordedSendIDs: Int = 1_000_000,
+        apnsClientCertificateCAPEM: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -48,11 +72,18 @@ public struct SimulatorConfiguration: Sendable, Codable {
         self.maxConcurrentStreams = maxConcurrentStreams
         self.eventLoopThreads = eventLoopThreads
         self.scenarios = scenarios
+        self.apnsEnvironment = apnsEnvironment
+        self.tokenEnvironments = tokenEnvironments
+        self.apnsTokenUpdateAllowance = apnsTokenUpdateAllowance
+        self.recordSendIDs = recordSendIDs
+        self.maxRecordedSendIDs = maxRecordedSendIDs
+        self.apnsClientCertificateCAPEM = apnsClientCertificateCAPEM
     }
 
     private enum CodingKeys: String, CodingKey {
         case host, port, tls, apnsKeys, fcmAccounts, deadTokens, fastMode, maxConcurrentStreams
-        case eventLoopThreads, scenarios
+        case eventLoopThreads, scenarios, apnsEnvironment, tokenEnvironments, apnsTokenUpdateAllowance
+        case recordSendIDs, maxRecordedSendIDs, apnsClientCertificateCAPEM
     }
 
     /// Decodes with every key optional, falling back to the defaults of `init`.
@@ -71,6 +102,17 @@ public struct SimulatorConfiguration: Sendable, Codable {
         eventLoopThreads =
             try container.decodeIfPresent(Int.self, forKey: .eventLoopThreads) ?? defaults.eventLoopThreads
         scenarios = try container.decodeIfPresent([SimulatorScenario].self, forKey: .scenarios) ?? []
+        apnsEnvironment = try container.decodeIfPresent(SimulatorAPNsEnvironment.self, forKey: .apnsEnvironment)
+        tokenEnvironments =
+            try container.decodeIfPresent([String: SimulatorAPNsEnvironment].self, forKey: .tokenEnvironments) ?? [:]
+        apnsTokenUpdateAllowance =
+            container.contains(.apnsTokenUpdateAllowance)
+            ? try container.decodeIfPresent(Int.self, forKey: .apnsTokenUpdateAllowance)
+            : defaults.apnsTokenUpdateAllowance
+        recordSendIDs = try container.decodeIfPresent(Bool.self, forKey: .recordSendIDs) ?? defaults.recordSendIDs
+        maxRecordedSendIDs =
+            try container.decodeIfPresent(Int.self, forKey: .maxRecordedSendIDs) ?? defaults.maxRecordedSendIDs
+        apnsClientCertificateCAPEM = try container.decodeIfPresent(String.self, forKey: .apnsClientCertificateCAPEM)
     }
 
     /// Reads a JSON configuration file. Dates (in `deadTokens`) are ISO 8601 strings.
@@ -102,6 +144,18 @@ public struct SimulatorConfiguration: Sendable, Codable {
         guard (1...64).contains(eventLoopThreads) else {
             throw SimulatorError.invalidConfiguration("eventLoopThreads", "must be 1...64")
         }
+        if let allowance = apnsTokenUpdateAllowance, allowance < 0 {
+            throw SimulatorError.invalidConfiguration("apnsTokenUpdateAllowance", "must be ≥ 0 (or null to disable)")
+        }
+        guard maxRecordedSendIDs >= 0 else {
+            throw SimulatorError.invalidConfiguration("maxRecordedSendIDs", "must be ≥ 0")
+        }
+        try Self.validate(scenarios: scenarios)
+    }
+
+    /// Checks each scenario; the error names `scenarios[i].field`.
+    static func validate(scenarios: [SimulatorScenario]) throws {
+        for (index, scenario) in scenarios.enumerated() { try scenario.validate(key: "scenarios[\(index)]") }
     }
 
     private static func describe(_ error: DecodingError) -> String {
@@ -116,6 +170,14 @@ public struct SimulatorConfiguration: Sendable, Codable {
         @unknown default: return "\(error)"
         }
     }
+}
+
+/// An APNs environment: `api.sandbox.push.apple.com` or `api.push.apple.com`.
+public enum SimulatorAPNsEnvironment: String, Sendable, Codable, Equatable {
+    /// `api.sandbox.push.apple.com` (development builds).
+    case sandbox
+    /// `api.push.apple.com` (App Store, TestFlight and ad-hoc builds).
+    case production
 }
 
 /// The TLS identity of the simulator.

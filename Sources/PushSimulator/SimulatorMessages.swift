@@ -9,12 +9,18 @@ public struct SimulatorRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// The request body.
     public var body: [UInt8]
+    /// The connection's TLS client certificate, when the simulator asks for one.
+    public var clientCertificate: SimulatorClientCertificate?
 
-    public init(method: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    public init(
+        method: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+        clientCertificate: SimulatorClientCertificate? = nil
+    ) {
         self.method = method
         self.path = path
         self.headers = headers
         self.body = body
+        self.clientCertificate = clientCertificate
     }
 
     /// The first header with this lower-case name.

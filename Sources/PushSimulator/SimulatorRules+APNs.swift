@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PushCore
 
 /// APNs: `POST /3/device/<token>`, following Apple's "Sending notification
 /// requests to APNs", "Establishing a token-based connection to APNs" and
@@ -10,15 +11,17 @@ import Foundation
 ///   `400 PayloadEmpty` (Apple has no "bad payload" reason; a client must
 ///   treat it as a permanent error for that payload either way).
 /// - A push type whose required topic suffix is missing (`voip` without
-///   `.voip`, …) gets `400 InvalidPushType`; a bundle ID outside the key's
-///   team topics gets `400 TopicDisallowed`.
-/// - `background` with priority 10 gets `400 BadPriority` (Apple: "Using
-///   priority 10 is an error").
+///   `.voip`, …), or an `alert`/`background` push to a topic carrying one of
+///   those suffixes, gets `400 InvalidPushType`; a bundle ID outside the key's
+///   team topics (or the certificate's bundle ID) gets `400 TopicDisallowed`.
+/// - `background` needs priority 5: 10, 1 or no header (which means 10) get
+///   `400 BadPriority` (Apple: "Using priority 10 is an error").
+/// - A token registered for the other environment gets `400 BadDeviceToken`.
 extension SimulatorRules {
     static let apnsPathPrefix = "/3/device/"
     static let apnsMaxPayload = 4096
     static let apnsMaxVoIPPayload = 5120
-    static let providerTokenLifetime: Int64 = 3600
+    static let apnsMaxCollapseIDBytes = 64
 
     /// Push type → the suffix its `apns-topic` must end with (nil: the bundle ID itself or not checked).
     static let apnsPushTypes: [String: String?] = [
@@ -28,25 +31,35 @@ extension SimulatorRules {
         "widgets": ".push-type.widgets", "controls": ".push-type.controls",
     ]
 
+    /// Every topic suffix a push type may require.
+    static let apnsTopicSuffixes: [String] = apnsPushTypes.values.compactMap { $0 }
+
     static let apnsSingleHeaders = [
         "authorization", "apns-topic", "apns-push-type", "apns-priority", "apns-expiration", "apns-id",
         "apns-collapse-id",
     ]
 
-    func respondAPNs(to request: SimulatorRequest, now: Date) -> SimulatorResponse {
+    func answerAPNs(to request: SimulatorRequest, now: Date) -> SimulatorAnswer {
         let requestID = request.header("apns-id")
         let validID = requestID.flatMap { Self.isUUID($0) ? $0 : nil }  // echoed exactly as sent
+        var validCredential = false
         let response = checkAPNs(
-            request, apnsID: validID ?? Self.newUUID(), idIsValid: requestID == nil || validID != nil, now: now)
+            request, apnsID: validID ?? Self.newUUID(), idIsValid: requestID == nil || validID != nil, now: now,
+            validCredential: &validCredential)
         state.record(response, apnsID: validID)
-        return response
+        return SimulatorAnswer(response: response, apnsID: validID, validCredential: validCredential)
     }
 
-    private func checkAPNs(_ request: SimulatorRequest, apnsID: String, idIsValid: Bool, now: Date) -> SimulatorResponse {
+    private func checkAPNs(
+        _ request: SimulatorRequest, apnsID: String, idIsValid: Bool, now: Date, validCredential: inout Bool
+    ) -> SimulatorResponse {
         func fail(_ status: Int, _ reason: String) -> SimulatorResponse {
             Self.apnsError(status: status, reason: reason, apnsID: apnsID)
         }
-        if fastMode { return Self.apnsSuccess(apnsID: apnsID) }
+        if fastMode {
+            validCredential = true
+            return Self.apnsSuccess(apnsID: apnsID)
+        }
         guard request.method == "POST" else { return fail(405, "MethodNotAllowed") }
         let path = request.path
         guard path.hasPrefix(Self.apnsPathPrefix) else {
@@ -62,8 +75,13 @@ extension SimulatorRules {
             return fail(400, "DuplicateHeaders")
         }
         guard idIsValid else { return fail(400, "BadMessageId") }
-        if let authFailure = checkProviderToken(request, now: now) { return fail(403, authFailure) }
-        if let scenario = scenarioResponse(provider: "apns", apnsID: apnsID) { return scenario }
+        let credential: APNsCredential
+        switch authenticate(request, now: now) {
+        case .success(let accepted): credential = accepted
+        case .failure(let failure): return fail(failure.status, failure.reason)
+        }
+        validCredential = true
+        if let scenario = scenarioResponse(provider: "apns", apnsID: apnsID, now: now) { return scenario }
 
         guard let topic = request.header("apns-topic"), !topic.isEmpty else { return fail(400, "MissingTopic") }
         let pushType = request.header("apns-push-type") ?? "alert"
@@ -72,20 +90,17 @@ extension SimulatorRules {
         if let suffix {
             guard topic.hasSuffix(suffix), topic.count > suffix.count else { return fail(400, "InvalidPushType") }
             bundleID = String(topic.dropLast(suffix.count))
+        } else if pushType != "mdm", Self.apnsTopicSuffixes.contains(where: { topic.hasSuffix($0) }) {
+            return fail(400, "InvalidPushType")  // alert/background go to the bare bundle ID
         }
-        if let keyTopics = topicsOfAuthorizedKey(request), !keyTopics.isEmpty, !keyTopics.contains(bundleID),
-            pushType != "mdm"
-        {
-            return fail(400, "TopicDisallowed")
-        }
-        if let priority = request.header("apns-priority") {
-            guard priority == "10" || priority == "5" || priority == "1" else { return fail(400, "BadPriority") }
-            if pushType == "background", priority == "10" { return fail(400, "BadPriority") }
-        }
+        if pushType != "mdm", !credential.allows(bundleID: bundleID) { return fail(400, "TopicDisallowed") }
+        let priority = request.header("apns-priority")
+        if let priority, priority != "10", priority != "5", priority != "1" { return fail(400, "BadPriority") }
+        if pushType == "background", priority != "5" { return fail(400, "BadPriority") }
         if let expiration = request.header("apns-expiration"), !Self.isUnsignedInteger(expiration) {
             return fail(400, "BadExpirationDate")
         }
-        if let collapseID = request.header("apns-collapse-id"), collapseID.utf8.count > 64 {
+        if let collapseID = request.header("apns-collapse-id"), collapseID.utf8.count > Self.apnsMaxCollapseIDBytes {
             return fail(400, "BadCollapseId")
         }
 
@@ -93,44 +108,18 @@ extension SimulatorRules {
         guard !body.isEmpty else { return fail(400, "PayloadEmpty") }
         let limit = pushType == "voip" ? Self.apnsMaxVoIPPayload : Self.apnsMaxPayload
         guard body.count <= limit else { return fail(413, "PayloadTooLarge") }
-        guard let payload = try? JSONParser.parse(body).objectValue, payload["aps"]?.objectValue != nil else {
+        guard let payload = try? JSONValue.parse(body), payload["aps"]?.objectMembers != nil else {
             return fail(400, "PayloadEmpty")
         }
 
+        if let apnsEnvironment, let tokenEnvironment = state.environment(token: token), tokenEnvironment != apnsEnvironment {
+            return fail(400, "BadDeviceToken")
+        }
         if let deadSince = state.deadSince(token: token) {
             let milliseconds = Int64((deadSince.timeIntervalSince1970 * 1000).rounded(.down))
             return Self.apnsError(status: 410, reason: "Unregistered", apnsID: apnsID, timestamp: milliseconds)
         }
         return Self.apnsSuccess(apnsID: apnsID)
-    }
-
-    /// nil if the provider token is valid, else Apple's 403 reason.
-    private func checkProviderToken(_ request: SimulatorRequest, now: Date) -> String? {
-        guard let header = request.header("authorization"), !header.isEmpty else { return "MissingProviderToken" }
-        guard let token = Self.bearerToken(header) else { return "InvalidProviderToken" }
-        let nowSeconds = Self.seconds(since: now)
-        let tokenKey = String(token)
-        if let verified = state.verifiedProviderToken(tokenKey) {
-            guard apnsKeys[verified.keyID] != nil else { return "InvalidProviderToken" }
-            return nowSeconds - verified.issuedAt > Self.providerTokenLifetime ? "ExpiredProviderToken" : nil
-        }
-        guard let jwt = JWT(token), jwt.algorithm == "ES256", let keyID = jwt.keyID, let key = apnsKeys[keyID],
-            jwt.claims["iss"]?.stringValue == key.teamID, let issuedAt = jwt.claims["iat"]?.integerValue,
-            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jwt.signature),
-            key.publicKey.isValidSignature(signature, for: jwt.signingInput)
-        else { return "InvalidProviderToken" }
-        // A token issued in the future (beyond generous skew) is not one Apple would accept.
-        guard issuedAt <= nowSeconds + Self.providerTokenLifetime else { return "InvalidProviderToken" }
-        state.rememberVerified(providerToken: tokenKey, .init(keyID: keyID, issuedAt: issuedAt))
-        return nowSeconds - issuedAt > Self.providerTokenLifetime ? "ExpiredProviderToken" : nil
-    }
-
-    /// The topics of the key that signed this (already verified) request's provider token.
-    private func topicsOfAuthorizedKey(_ request: SimulatorRequest) -> Set<String>? {
-        guard let token = Self.bearerToken(request.header("authorization")),
-            let verified = state.verifiedProviderToken(String(token))
-        else { return nil }
-        return apnsKeys[verified.keyID]?.topics
     }
 
     static func apnsSuccess(apnsID: String) -> SimulatorResponse {

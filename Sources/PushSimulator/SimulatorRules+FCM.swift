@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 
 /// FCM HTTP v1: `POST /v1/projects/<project>/messages:send`, following
 /// `projects.messages.send` and its error codes. Errors use Google's envelope
@@ -56,24 +57,24 @@ extension SimulatorRules {
                 code: 403, message: "SenderId mismatch", status: "PERMISSION_DENIED",
                 details: [Self.fcmErrorDetail("SENDER_ID_MISMATCH")], reason: "SENDER_ID_MISMATCH")
         }
-        if let scenario = scenarioResponse(provider: "fcm", apnsID: nil) { return scenario }
+        if let scenario = scenarioResponse(provider: "fcm", apnsID: nil, now: now) { return scenario }
 
-        guard let (members, sizes) = try? JSONParser.parseTopLevelObject(request.body) else {
+        guard let document = try? JSONValue.parse(request.body), let members = document.objectMembers else {
             return Self.invalidArgument("Invalid JSON payload received.")
         }
-        if let unknown = members.keys.first(where: { !Self.fcmTopLevelFields.contains($0) }) {
+        if let unknown = members.first(where: { !Self.fcmTopLevelFields.contains($0.key) })?.key {
             return Self.invalidArgument("Invalid JSON payload received. Unknown name \"\(unknown)\": Cannot find field.")
         }
-        if let flag = members["validate_only"] ?? members["validateOnly"] {
+        if let flag = document["validate_only"] ?? document["validateOnly"] {
             guard case .bool(let value) = flag else {
                 return Self.invalidArgument("Invalid value at 'validate_only' (TYPE_BOOL)")
             }
             validateOnly = value
         }
-        guard let message = members["message"]?.objectValue else {
+        guard let message = document["message"], let fields = message.objectMembers else {
             return Self.invalidArgument("Request contains an invalid argument.", field: "message")
         }
-        if let unknown = message.keys.first(where: { !Self.fcmMessageFields.contains($0) }) {
+        if let unknown = fields.first(where: { !Self.fcmMessageFields.contains($0.key) })?.key {
             return Self.invalidArgument(
                 "Invalid JSON payload received. Unknown name \"\(unknown)\" at 'message': Cannot find field.")
         }
@@ -83,16 +84,17 @@ extension SimulatorRules {
                 "Exactly one of message.token, message.topic or message.condition must be set.", field: "message")
         }
         if let data = message["data"] {
-            guard let fields = data.objectValue else {
+            guard let entries = data.objectMembers else {
                 return Self.invalidArgument("Invalid value at 'message.data'", field: "message.data")
             }
-            if let bad = fields.first(where: { $0.value.stringValue == nil }) {
+            if let bad = entries.first(where: { $0.value.stringValue == nil }) {
                 return Self.invalidArgument(
                     "Invalid value at 'message.data[\(bad.key)].value' (TYPE_STRING)",
                     field: "message.data[\(bad.key)].value")
             }
         }
-        if let size = sizes["message"], size > Self.fcmMaxMessageBytes {
+        // The limit applies to the message as sent without insignificant whitespace.
+        if message.encoded().count > Self.fcmMaxMessageBytes {
             return Self.invalidArgument("Message is too big", field: "message")
         }
         if targets[0] == "token" {

@@ -14,6 +14,7 @@ extension SimulatorRules {
         guard request.method == "POST" else {
             return Self.oauthError(status: 405, error: "invalid_request", description: "Method not allowed.")
         }
+        if let scenario = scenarioResponse(provider: "oauth", apnsID: nil, now: now) { return scenario }
         let form = Self.parseForm(request.body)
         guard form["grant_type"] == Self.jwtBearerGrantType else {
             return Self.oauthError(
@@ -56,7 +57,8 @@ extension SimulatorRules {
             accessToken: accessToken,
             grant: .init(
                 projectID: account.projectID, clientEmail: account.clientEmail,
-                expires: now.addingTimeInterval(TimeInterval(Self.accessTokenLifetime))))
+                expires: now.addingTimeInterval(TimeInterval(Self.accessTokenLifetime))),
+            now: now)
         let body = "{\"access_token\":\(JSONWriter.quoted(accessToken)),\"expires_in\":3599,\"token_type\":\"Bearer\"}"
         return SimulatorResponse(
             status: 200, headers: [("content-type", "application/json; charset=utf-8")], body: Array(body.utf8),

@@ -22,8 +22,14 @@ public final class SimulatorRules: Sendable {
     }
 
     let state: SimulatorState
+    let scenarioBook: ScenarioBook
     let fastMode: Bool
-    let scenarios: [SimulatorScenario]
+    /// The APNs host this simulator plays (nil: either).
+    let apnsEnvironment: SimulatorAPNsEnvironment?
+    /// New provider tokens per key tolerated within `providerTokenUpdateWindow` (nil: no limit).
+    let tokenUpdateAllowance: Int?
+    /// MAX_CONCURRENT_STREAMS advertised once a connection is fully open.
+    let maxConcurrentStreams: Int
     /// By key ID (`kid`).
     let apnsKeys: [String: APNsKey]
     /// By private key ID (`kid`).
@@ -55,8 +61,24 @@ public final class SimulatorRules: Sendable {
         self.apnsKeys = apnsKeys
         self.fcmAccounts = fcmAccounts
         self.fastMode = configuration.fastMode
-        self.scenarios = configuration.scenarios
-        self.state = SimulatorState(deadTokens: configuration.deadTokens, scenarioCount: configuration.scenarios.count)
+        self.apnsEnvironment = configuration.apnsEnvironment
+        self.tokenUpdateAllowance = configuration.apnsTokenUpdateAllowance
+        self.maxConcurrentStreams = configuration.maxConcurrentStreams
+        self.scenarioBook = ScenarioBook(configuration.scenarios, epoch: Date())
+        self.state = SimulatorState(
+            deadTokens: configuration.deadTokens, tokenEnvironments: configuration.tokenEnvironments,
+            recordSendIDs: configuration.recordSendIDs, maxRecordedSendIDs: configuration.maxRecordedSendIDs)
+    }
+
+    /// The scenarios in effect.
+    public var scenarios: [SimulatorScenario] {
+        scenarioBook.scenarios
+    }
+
+    /// Replaces the scenarios; their counters restart and their windows count from `now`.
+    public func setScenarios(_ scenarios: [SimulatorScenario], now: Date = Date()) throws {
+        try SimulatorConfiguration.validate(scenarios: scenarios)
+        scenarioBook.replace(with: scenarios, epoch: now)
     }
 
     /// The port the server listens on; OAuth assertions must name it in `aud`.
@@ -68,21 +90,41 @@ public final class SimulatorRules: Sendable {
 
     /// Answers one request as the provider owning its path would, and records the answer in the stats.
     public func respond(to request: SimulatorRequest, now: Date) -> SimulatorResponse {
-        let path = request.path
-        if path.hasPrefix("/3/device") {
-            return respondAPNs(to: request, now: now)
+        answer(to: request, now: now).response
+    }
+
+    /// The answer plus what the transport needs to know about it.
+    func answer(to request: SimulatorRequest, now: Date) -> SimulatorAnswer {
+        let provider = Self.provider(forPath: request.path)
+        var answer: SimulatorAnswer
+        switch provider {
+        case "apns":
+            answer = answerAPNs(to: request, now: now)
+        case "fcm":
+            answer = SimulatorAnswer(response: respondFCM(to: request, now: now))
+        case "oauth":
+            answer = SimulatorAnswer(response: respondOAuth(to: request, now: now))
+            state.record(answer.response, apnsID: nil)
+        default:
+            answer = SimulatorAnswer(response: Self.apnsError(status: 404, reason: "BadPath", apnsID: nil, provider: "other"))
+            state.record(answer.response, apnsID: nil)
         }
-        if path.hasPrefix("/v1/projects/") {
-            return respondFCM(to: request, now: now)
+        if !scenarioBook.isEmpty {
+            let delay = scenarioBook.take(provider: provider, now: now) {
+                if case .delay = $0 { return true } else { return false }
+            }
+            if case .delay(let milliseconds)? = delay { answer.delayMilliseconds = milliseconds }
+            scenarioBook.noteRequest(provider: provider)
         }
-        if path == "/token" || path.hasPrefix("/token?") {
-            let response = respondOAuth(to: request, now: now)
-            state.record(response, apnsID: nil)
-            return response
-        }
-        let response = Self.apnsError(status: 404, reason: "BadPath", apnsID: nil, provider: "other")
-        state.record(response, apnsID: nil)
-        return response
+        return answer
+    }
+
+    /// `apns`, `fcm`, `oauth` or `other`, from the request path.
+    static func provider(forPath path: String) -> String {
+        if path.hasPrefix("/3/device") { return "apns" }
+        if path.hasPrefix("/v1/projects/") { return "fcm" }
+        if path == "/token" || path.hasPrefix("/token?") { return "oauth" }
+        return "other"
     }
 
     /// Marks a device token unregistered from `since` on.
@@ -95,25 +137,41 @@ public final class SimulatorRules: Sendable {
         state.stats()
     }
 
-    /// The answer of the first scenario that applies to this request, if any.
-    func scenarioResponse(provider: String, apnsID: String?) -> SimulatorResponse? {
-        guard !scenarios.isEmpty else { return nil }
-        var chosen: SimulatorResponse?
-        for (index, scenario) in scenarios.enumerated() where scenario.provider == nil || scenario.provider == provider {
-            let seen = state.countScenarioMatch(index)
-            guard chosen == nil, seen >= scenario.afterRequests else { continue }
-            if let count = scenario.count, seen >= scenario.afterRequests + count { continue }
-            switch scenario.fault {
-            case .httpError(let status, let retryAfter):
-                var response =
-                    provider == "apns"
-                    ? Self.apnsError(status: status, reason: Self.apnsReason(forStatus: status), apnsID: apnsID)
-                    : Self.fcmOverloadError(status: status)
-                if let retryAfter { response.headers.append(("retry-after", String(retryAfter))) }
-                chosen = response
-            }
+    /// The `httpError` answer of the first live scenario for this request, if any.
+    func scenarioResponse(provider: String, apnsID: String?, now: Date) -> SimulatorResponse? {
+        guard !scenarioBook.isEmpty,
+            case .httpError(let status, let retryAfter)? = scenarioBook.take(provider: provider, now: now, where: {
+                if case .httpError = $0 { return true } else { return false }
+            })
+        else { return nil }
+        var response: SimulatorResponse
+        switch provider {
+        case "apns": response = Self.apnsError(status: status, reason: Self.apnsReason(forStatus: status), apnsID: apnsID)
+        case "oauth":
+            response = Self.oauthError(
+                status: status, error: status == 429 ? "rate_limit_exceeded" : "temporarily_unavailable",
+                description: "The token endpoint is unavailable (simulated).")
+        default: response = Self.fcmOverloadError(status: status)
         }
-        return chosen
+        if let retryAfter { response.headers.append(("retry-after", String(retryAfter))) }
+        return response
+    }
+}
+
+/// What the rules decided for one request, for the transport.
+struct SimulatorAnswer: Sendable {
+    var response: SimulatorResponse
+    /// The valid `apns-id` the request carried (what `apnsSendsByID` counts).
+    var apnsID: String?
+    /// Hold the answer back this long (`delay` scenario).
+    var delayMilliseconds = 0
+    /// An APNs request whose provider token or client certificate was accepted.
+    var validCredential = false
+
+    init(response: SimulatorResponse, apnsID: String? = nil, validCredential: Bool = false) {
+        self.response = response
+        self.apnsID = apnsID
+        self.validCredential = validCredential
     }
 }
 

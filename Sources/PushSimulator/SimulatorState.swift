@@ -1,7 +1,7 @@
 import Foundation
 
 /// The simulator's mutable state, shared by every connection: dead tokens,
-/// issued access tokens, verified provider tokens, fault counters and stats.
+/// token environments, issued access tokens, verified provider tokens and stats.
 final class SimulatorState: Sendable {
     /// An OAuth access token the token endpoint handed out.
     struct AccessGrant: Sendable {
@@ -18,9 +18,13 @@ final class SimulatorState: Sendable {
 
     private struct Storage {
         var deadTokens: [String: Date] = [:]
+        var tokenEnvironments: [String: SimulatorAPNsEnvironment] = [:]
         var accessTokens: [String: AccessGrant] = [:]
+        /// Prune expired access tokens once the table reaches this size.
+        var accessTokenPruneAt = 1024
         var verifiedProviderTokens: [String: VerifiedProviderToken] = [:]
-        var scenarioMatches: [Int] = []
+        /// Key ID → when each recent new provider token was first seen (last 20 minutes).
+        var providerTokenUpdates: [String: [Date]] = [:]
         var stats = SimulatorStats()
         var port = 0
         var messageCounter: UInt64 = 0
@@ -29,11 +33,19 @@ final class SimulatorState: Sendable {
     private let storage = Locked(Storage())
     /// Caps the verified-token cache; real senders reuse one token per key for up to an hour.
     private let maxVerifiedProviderTokens = 10_000
+    /// Whether `apnsSendsByID` is kept, and its size limit.
+    private let recordSendIDs: Bool
+    private let maxRecordedSendIDs: Int
 
-    init(deadTokens: [String: Date], scenarioCount: Int) {
+    init(
+        deadTokens: [String: Date], tokenEnvironments: [String: SimulatorAPNsEnvironment] = [:],
+        recordSendIDs: Bool = true, maxRecordedSendIDs: Int = 1_000_000
+    ) {
+        self.recordSendIDs = recordSendIDs
+        self.maxRecordedSendIDs = maxRecordedSendIDs
         storage.withLock { storage in
             for (token, date) in deadTokens { storage.deadTokens[Self.normalize(token)] = date }
-            storage.scenarioMatches = Array(repeating: 0, count: scenarioCount)
+            for (token, environment) in tokenEnvironments { storage.tokenEnvironments[Self.normalize(token)] = environment }
         }
     }
 
@@ -56,8 +68,22 @@ final class SimulatorState: Sendable {
         return storage.withLock { $0.deadTokens[key] }
     }
 
-    func issue(accessToken: String, grant: AccessGrant) {
+    func setEnvironment(_ environment: SimulatorAPNsEnvironment?, token: String) {
+        storage.withLock { $0.tokenEnvironments[Self.normalize(token)] = environment }
+    }
+
+    func environment(token: String) -> SimulatorAPNsEnvironment? {
+        let key = Self.normalize(token)
+        return storage.withLock { $0.tokenEnvironments[key] }
+    }
+
+    /// Remembers an access token; expired ones are pruned whenever the table doubles.
+    func issue(accessToken: String, grant: AccessGrant, now: Date) {
         storage.withLock {
+            if $0.accessTokens.count >= $0.accessTokenPruneAt {
+                $0.accessTokens = $0.accessTokens.filter { $0.value.expires > now }
+                $0.accessTokenPruneAt = max(1024, $0.accessTokens.count * 2)
+            }
             $0.accessTokens[accessToken] = grant
             $0.stats.tokensIssued += 1
         }
@@ -65,6 +91,10 @@ final class SimulatorState: Sendable {
 
     func grant(forAccessToken token: String) -> AccessGrant? {
         storage.withLock { $0.accessTokens[token] }
+    }
+
+    var accessTokenCount: Int {
+        storage.withLock { $0.accessTokens.count }
     }
 
     func verifiedProviderToken(_ token: String) -> VerifiedProviderToken? {
@@ -78,12 +108,19 @@ final class SimulatorState: Sendable {
         }
     }
 
-    /// Counts a request matching scenario `index`; returns how many matched before it.
-    func countScenarioMatch(_ index: Int) -> Int {
+    /// Counts a new provider token for `keyID`; false when more than `allowance`
+    /// new tokens for that key were already seen in the last `window` seconds.
+    func noteNewProviderToken(keyID: String, now: Date, allowance: Int, window: TimeInterval) -> Bool {
         storage.withLock {
-            let before = $0.scenarioMatches[index]
-            $0.scenarioMatches[index] = before + 1
-            return before
+            var recent = ($0.providerTokenUpdates[keyID] ?? []).filter { now.timeIntervalSince($0) < window }
+            // The first token is not an update; `allowance` updates follow it.
+            guard recent.count <= allowance else {
+                $0.providerTokenUpdates[keyID] = recent
+                return false
+            }
+            recent.append(now)
+            $0.providerTokenUpdates[keyID] = recent
+            return true
         }
     }
 
@@ -95,12 +132,18 @@ final class SimulatorState: Sendable {
         }
     }
 
-    /// Records one answer in the stats.
+    /// Records one processed request (its answer may still be lost) in the stats.
     func record(_ response: SimulatorResponse, apnsID: String?, fcmValidateOnly: Bool = false) {
         let key = "\(response.provider)|\(response.status)|\(response.reason)"
         storage.withLock {
             $0.stats.responses[key, default: 0] += 1
-            if let apnsID { $0.stats.apnsSendsByID[apnsID, default: 0] += 1 }
+            if let apnsID {
+                if recordSendIDs, $0.stats.apnsSendsByID.count < maxRecordedSendIDs || $0.stats.apnsSendsByID[apnsID] != nil {
+                    $0.stats.apnsSendsByID[apnsID, default: 0] += 1
+                } else {
+                    $0.stats.apnsSendIDsNotRecorded += 1
+                }
+            }
             if response.status == 200 {
                 if response.provider == "apns" { $0.stats.apnsAccepted += 1 }
                 if response.provider == "fcm", !fcmValidateOnly { $0.stats.fcmAccepted += 1 }
@@ -108,8 +151,32 @@ final class SimulatorState: Sendable {
         }
     }
 
+    /// Records a processed request whose answer never reached the client.
+    func recordUnanswered(provider: String, apnsID: String?) {
+        storage.withLock {
+            $0.stats.requestsUnanswered += 1
+            if let apnsID, provider == "apns" {
+                if recordSendIDs, $0.stats.apnsUnansweredIDs.count < maxRecordedSendIDs
+                    || $0.stats.apnsUnansweredIDs[apnsID] != nil
+                {
+                    $0.stats.apnsUnansweredIDs[apnsID, default: 0] += 1
+                }
+            }
+        }
+    }
+
     func recordConnection() {
         storage.withLock { $0.stats.connectionsAccepted += 1 }
+    }
+
+    /// Adds to the transport-fault counters.
+    func recordTransport(goaways: Int = 0, refusedByGoaway: Int = 0, resets: Int = 0, settings: Int = 0) {
+        storage.withLock {
+            $0.stats.goawaysSent += goaways
+            $0.stats.streamsRefusedByGoaway += refusedByGoaway
+            $0.stats.connectionsReset += resets
+            $0.stats.settingsUpdatesSent += settings
+        }
     }
 
     func stats() -> SimulatorStats {

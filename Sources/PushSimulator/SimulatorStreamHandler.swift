@@ -4,7 +4,8 @@ import NIOCore
 import NIOHTTP2
 
 /// Serves one HTTP/2 stream: gathers the request's headers and body, asks the
-/// rules for the answer, and writes it back. One instance per stream, used only
+/// rules for the answer, applies the connection's faults (hold above a GOAWAY,
+/// reset, delay) and writes the answer back. One instance per stream, used only
 /// on that stream's event loop.
 final class SimulatorStreamHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
@@ -13,36 +14,83 @@ final class SimulatorStreamHandler: ChannelInboundHandler {
     /// Bodies beyond this are cut (every provider limit is far below it).
     static let maxBufferedBody = 1 << 20
 
-    private let rules: SimulatorRules
+    private let connection: SimulatorConnection
+    private let ordinal: Int
     private let logger: Logger
+    private var streamID: HTTP2StreamID?
     private var headers: HTTP2Frame.FramePayload.Headers?
     private var body: [UInt8] = []
-    private var responded = false
+    private var requestComplete = false
+    /// What the rules decided, once they ran (the request counts as processed).
+    private var processed: SimulatorAnswer?
+    /// The answer being written (closing the stream may re-enter `channelInactive` mid-write).
+    private var written: SimulatorAnswer?
+    private var finished = false
 
-    init(rules: SimulatorRules, logger: Logger) {
-        self.rules = rules
+    init(connection: SimulatorConnection, ordinal: Int, logger: Logger) {
+        self.connection = connection
+        self.ordinal = ordinal
         self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .headers(let frame):
             if headers == nil { headers = frame }  // later HEADERS are trailers: ignored
-            if frame.endStream { respond(context: context) }
+            if frame.endStream { requestArrived(context: context) }
         case .data(let frame):
             if case .byteBuffer(let buffer) = frame.data {
                 let room = Self.maxBufferedBody - body.count
                 if room > 0 { buffer.withUnsafeReadableBytes { body.append(contentsOf: $0.prefix(room)) } }
             }
-            if frame.endStream { respond(context: context) }
+            if frame.endStream { requestArrived(context: context) }
         default:
             break
         }
     }
 
-    private func respond(context: ChannelHandlerContext) {
-        guard !responded, let headers else { return }
-        responded = true
+    func channelInactive(context: ChannelHandlerContext) {
+        finish(answered: written)
+        context.fireChannelInactive()
+    }
+
+    private func requestArrived(context: ChannelHandlerContext) {
+        guard !requestComplete, let headers else { return }
+        requestComplete = true
+        // Above a GOAWAY's last-stream-id: held, never processed; the GOAWAY drops it.
+        guard !connection.isClosing, !connection.isBeyondGoaway(ordinal) else { return }
+        let now = Date()
+        let request = makeRequest(headers)
+        let arrival = connection.requestArrived(now: now)
+        if arrival.reset {
+            if arrival.processFirst { processed = connection.rules.answer(to: request, now: now) }
+            connection.resetAbruptly()
+            return
+        }
+        let answer = connection.rules.answer(to: request, now: now)
+        processed = answer
+        if answer.response.status >= 400 {
+            logger.debug(
+                "simulator answered an error",
+                metadata: [
+                    "sim.path": "\(request.path)", "sim.status": "\(answer.response.status)",
+                    "sim.reason": "\(answer.response.reason)",
+                ])
+        }
+        if answer.delayMilliseconds > 0 {
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(answer.delayMilliseconds))) {
+                self.write(answer, context: context)
+            }
+        } else {
+            write(answer, context: context)
+        }
+    }
+
+    private func makeRequest(_ headers: HTTP2Frame.FramePayload.Headers) -> SimulatorRequest {
         var request = SimulatorRequest(method: "", path: "")
         request.headers.reserveCapacity(headers.headers.count)
         for (name, value, _) in headers.headers {
@@ -53,15 +101,14 @@ final class SimulatorStreamHandler: ChannelInboundHandler {
             }
         }
         request.body = body
-        let response = rules.respond(to: request, now: Date())
-        if response.status >= 400 {
-            logger.debug(
-                "simulator answered an error",
-                metadata: [
-                    "sim.path": "\(request.path)", "sim.status": "\(response.status)", "sim.reason": "\(response.reason)",
-                ])
-        }
+        request.clientCertificate = connection.clientCertificate.withLock { $0 }
+        return request
+    }
 
+    private func write(_ answer: SimulatorAnswer, context: ChannelHandlerContext) {
+        guard !finished, !connection.isClosing, context.channel.isActive else { return }
+        written = answer
+        let response = answer.response
         // (HPACKHeaders is built through the frame so this module needs no NIOHPACK import.)
         var headersFrame = HTTP2Frame.FramePayload.Headers(
             headers: [":status": String(response.status)], endStream: response.body.isEmpty)
@@ -72,6 +119,17 @@ final class SimulatorStreamHandler: ChannelInboundHandler {
             context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)
         }
         context.flush()
+        finish(answered: answer)
+    }
+
+    /// Once per stream: an answer that never left is recorded, and the connection told.
+    private func finish(answered answer: SimulatorAnswer?) {
+        guard !finished else { return }
+        finished = true
+        if answer == nil, let processed {
+            connection.rules.state.recordUnanswered(provider: processed.response.provider, apnsID: processed.apnsID)
+        }
+        connection.streamFinished(ordinal: ordinal, streamID: streamID, answer: answer, now: Date())
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -22,28 +22,17 @@ final class H2LoadTests: XCTestCase {
         try #"{"aps":{"alert":"hi"}}"#.write(to: bodyFile, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: bodyFile) }
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: h2load)
-        process.arguments = [
-            "-n", "\(requests)", "-c", connections, "-m", streams, "-d", bodyFile.path, "-H", "apns-topic: com.example.app",
-            "https://127.0.0.1:\(simulator.port)/3/device/\(deviceToken(5))",
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
         let started = Date()
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try process.run()
-            } catch {
-                continuation.resume(throwing: error)
-            }
-        }
+        let result = try await runTool(
+            h2load,
+            [
+                "-n", "\(requests)", "-c", connections, "-m", streams, "-d", bodyFile.path, "-H",
+                "apns-topic: com.example.app", "https://127.0.0.1:\(simulator.port)/3/device/\(deviceToken(5))",
+            ])
         let elapsed = Date().timeIntervalSince(started)
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = result.output
         try await simulator.shutdown()
-        XCTAssertEqual(process.terminationStatus, 0, text)
+        XCTAssertEqual(result.status, 0, text)
         XCTAssertTrue(text.contains("\(requests) succeeded"), text)
         let stats = simulator.stats()
         XCTAssertEqual(stats.apnsAccepted, requests)

@@ -37,25 +37,11 @@ final class LiveCurlTests: XCTestCase {
         if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 
-    /// Runs curl without blocking the cooperative pool: the exit arrives through terminationHandler.
+    /// Runs curl (without blocking the cooperative pool) and expects it to succeed.
     static func run(_ arguments: [String]) async throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try process.run()
-            } catch {
-                continuation.resume(throwing: error)
-            }
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        XCTAssertEqual(process.terminationStatus, 0, "curl \(arguments.joined(separator: " ")) failed")
-        return String(decoding: data, as: UTF8.self)
+        let result = try await runTool("/usr/bin/curl", arguments)
+        XCTAssertEqual(result.status, 0, "curl \(arguments.joined(separator: " ")) failed")
+        return result.output
     }
 
     private func curl(

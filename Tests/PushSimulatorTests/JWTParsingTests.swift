@@ -1,0 +1,36 @@
+import XCTest
+
+@testable import PushSimulator
+
+/// The simulator's JWT splitting and base64url; JSON itself is PushCore's (tested there).
+final class JWTParsingTests: XCTestCase {
+    func testSplitsHeaderClaimsAndSignature() throws {
+        let header = Base64URL.encode(Array(#"{"alg":"ES256","kid":"K"}"#.utf8))
+        let claims = Base64URL.encode(Array(#"{"iss":"T","iat":1700000000,"exp":1.7e9}"#.utf8))
+        let token = "\(header).\(claims).\(Base64URL.encode([1, 2, 3]))"
+        let jwt = try XCTUnwrap(JWT(Substring(token)))
+        XCTAssertEqual(jwt.algorithm, "ES256")
+        XCTAssertEqual(jwt.keyID, "K")
+        XCTAssertEqual(jwt.claims["iss"]?.stringValue, "T")
+        XCTAssertEqual(jwt.claims["iat"]?.integerValue, 1_700_000_000)
+        XCTAssertEqual(jwt.claims["exp"]?.integerValue, 1_700_000_000)
+        XCTAssertEqual(jwt.signature, [1, 2, 3])
+        XCTAssertEqual(jwt.signingInput, Array("\(header).\(claims)".utf8))
+    }
+
+    func testRejectsMalformedTokens() {
+        let notObject = Base64URL.encode(Array("[1]".utf8))
+        for token in ["a.b", "a.b.c.d", "\(notObject).\(notObject).AA", "!!.e30.AA", "e30.{.AA"] {
+            XCTAssertNil(JWT(Substring(token)), token)
+        }
+        XCTAssertNotNil(JWT("e30.e30.AA"))  // {} . {} . 0x00
+    }
+
+    func testBase64URLRoundTrip() {
+        for length in 0..<20 {
+            let bytes = (0..<length).map { UInt8(($0 * 37 + 11) & 0xFF) }
+            XCTAssertEqual(Base64URL.decode(Substring(Base64URL.encode(bytes))), bytes)
+        }
+        XCTAssertNil(Base64URL.decode("a+b/"))
+    }
+}
