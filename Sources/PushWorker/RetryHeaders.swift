@@ -5,31 +5,31 @@ import PushKafka
 /// The headers PushFleet puts on retry and dead-letter messages: which
 /// attempt comes next, when it is due, when the first failure was, the last
 /// error, and where the message originally came from.
-struct RetryHeaders: Sendable, Equatable {
-    static let attemptKey = "pushfleet-attempt"
-    static let dueAtKey = "pushfleet-due-at"
-    static let firstFailureAtKey = "pushfleet-first-failure-at"
-    static let lastErrorKey = "pushfleet-last-error"
-    static let originTopicKey = "pushfleet-origin-topic"
-    static let originPartitionKey = "pushfleet-origin-partition"
-    static let originOffsetKey = "pushfleet-origin-offset"
-    static let reasonKey = "pushfleet-dlq-reason"
+public struct RetryHeaders: Sendable, Equatable {
+    public static let attemptKey = "pushfleet-attempt"
+    public static let dueAtKey = "pushfleet-due-at"
+    public static let firstFailureAtKey = "pushfleet-first-failure-at"
+    public static let lastErrorKey = "pushfleet-last-error"
+    public static let originTopicKey = "pushfleet-origin-topic"
+    public static let originPartitionKey = "pushfleet-origin-partition"
+    public static let originOffsetKey = "pushfleet-origin-offset"
+    public static let reasonKey = "pushfleet-dlq-reason"
 
     /// The attempt number the message's next send will be (1 on intake).
-    var attempt = 1
-    var dueAt: Date?
-    var firstFailureAt: Date?
-    var lastError: String?
-    var originTopic: String?
-    var originPartition: Int32?
-    var originOffset: Int64?
+    public var attempt = 1
+    public var dueAt: Date?
+    public var firstFailureAt: Date?
+    public var lastError: String?
+    public var originTopic: String?
+    public var originPartition: Int32?
+    public var originOffset: Int64?
     /// Why a message was dead-lettered.
-    var reason: String?
+    public var reason: String?
 
-    init() {}
+    public init() {}
 
     /// Reads the headers of a consumed message; missing or malformed values stay nil.
-    init(message: KafkaMessage) {
+    public init(message: KafkaMessage) {
         func text(_ key: String) -> String? { message.header(key).map { String(decoding: $0, as: UTF8.self) } }
         func millis(_ key: String) -> Date? { text(key).flatMap(Int64.init).map { Date(timeIntervalSince1970: Double($0) / 1000) } }
         attempt = text(Self.attemptKey).flatMap(Int.init).map { max(1, $0) } ?? 1
@@ -43,7 +43,7 @@ struct RetryHeaders: Sendable, Equatable {
     }
 
     /// Kafka headers for a produced message.
-    var kafkaHeaders: [(name: String, value: [UInt8])] {
+    public var kafkaHeaders: [(name: String, value: [UInt8])] {
         var out: [(name: String, value: [UInt8])] = [(Self.attemptKey, Array(String(attempt).utf8))]
         func millis(_ d: Date) -> [UInt8] { Array(String(Int64((d.timeIntervalSince1970 * 1000).rounded())).utf8) }
         if let dueAt { out.append((Self.dueAtKey, millis(dueAt))) }

@@ -107,17 +107,28 @@ func restartThrowawayPostgres() async -> String {
     let runAs = env["PUSHFLEET_PG_RUN_AS"] ?? ""
     var command = "\(bin)/pg_ctl -D '\(dataDir)' -m fast -w -t 60 restart -l '\(dataDir)/../server.log'"
     if !runAs.isEmpty { command = "runuser -u \(runAs) -- " + command }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = ["-c", command + " >/dev/null 2>&1"]
     let started = ContinuousClock.now
-    do {
-        try process.run()
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
-    } catch {
-        return "PostgreSQL restart failed to start: \(error)"
-    }
-    return process.terminationStatus == 0
+    let status = await runShell(command + " >/dev/null 2>&1")
+    return status == 0
         ? "PostgreSQL restarted (\(String(format: "%.1f", (ContinuousClock.now - started).seconds)) s)"
-        : "PostgreSQL restart exited \(process.terminationStatus)"
+        : "PostgreSQL restart failed (status \(status))"
+}
+
+/// Runs `/bin/sh -c command` and waits for it with waitpid. (Foundation's
+/// `Process` was seen to leave a daemonising child's shell unreaped, so
+/// `isRunning` never turned false.)
+func runShell(_ command: String) async -> Int32 {
+    var pid: pid_t = 0
+    let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
+    defer { for p in argv { free(p) } }
+    guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else { return -1 }
+    var status: Int32 = 0
+    while true {
+        let r = waitpid(pid, &status, WNOHANG)
+        if r == pid { break }
+        if r < 0 { return -1 }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    // WIFEXITED / WEXITSTATUS by hand (macros are not imported).
+    return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
 }

@@ -4,6 +4,7 @@ import PushCore
 import PushKafka
 import PushPostgres
 import PushSimulator
+import PushWorker
 
 /// One end-to-end run of the local stack. Owns the simulator, the mock
 /// cluster and the worker processes, and always stops them.
@@ -241,6 +242,8 @@ struct DemoRun {
         let consumer = try KafkaConsumer(bootstrapServers: bootstrap, groupID: "demo-dlq-reader-\(UUID().uuidString)",
                                          topics: ["push.dlq"], logger: logger)
         var counts: [String: Int] = [:]
+        var seen = Set<String>()
+        var duplicates = 0
         var idle = 0
         let deadline = ContinuousClock.now + .seconds(60)
         // Caught up: partitions assigned and nothing new for 2 s (the mock's first join takes ~3 s).
@@ -250,12 +253,18 @@ struct DemoRun {
             idle = messages.isEmpty && assigned ? idle + 1 : 0
             if idle >= 4 { break }
             for m in messages {
-                let reason = m.header("pushfleet-dlq-reason").map { String(decoding: $0, as: UTF8.self) } ?? "?"
+                // At least once: a batch replayed after a crash can dead-letter a message twice;
+                // count each original message once (by its origin headers).
+                let headers = RetryHeaders(message: m)
+                let origin = "\(headers.originTopic ?? m.topic)/\(headers.originPartition ?? m.partition)/\(headers.originOffset ?? m.offset)"
+                guard seen.insert(origin).inserted else { duplicates += 1; continue }
+                let reason = headers.reason ?? "?"
                 let kind = reason.hasPrefix("retries exhausted") ? "exhausted" : String(reason.prefix(while: { $0 != ":" }))
                 counts[kind, default: 0] += 1
             }
         }
         await consumer.close(timeout: .seconds(5))
+        if duplicates > 0 { counts["duplicate"] = duplicates }
         return counts
     }
 
