@@ -40,31 +40,39 @@ enum TestEnvironment {
     }
 
     /// Runs a process, collecting its combined output; kills it at `timeout`.
+    /// Uses posix_spawn and waitpid directly: Foundation's `Process` was seen
+    /// to miss the exit of a child that had started a daemon (the chaos
+    /// run's PostgreSQL restart), leaving `isRunning` true for ever.
     static func run(_ path: String, _ arguments: [String], timeout: Duration) async throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
         let outputPath = NSTemporaryDirectory() + "e2e-out-\(UUID().uuidString).log"
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw TestFailure("cannot start \(path): errno \(spawned)") }
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
-                process.terminate()
+        var status: Int32 = 0
+        var signalled = false
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid || r < 0 { break }
+            if ContinuousClock.now > deadline, !signalled {
+                kill(pid, SIGTERM)
+                signalled = true
                 try await Task.sleep(for: .seconds(5))
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-                break
+                kill(pid, SIGKILL)
             }
             try await Task.sleep(for: .milliseconds(200))
         }
-        process.waitUntilExit()
-        try? handle.close()
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(atPath: outputPath)
-        return Run(status: process.terminationStatus, output: output)
+        let exitStatus: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return Run(status: exitStatus, output: output)
     }
 }
 

@@ -8,6 +8,8 @@ final class FaultTests: KafkaClusterTestCase, @unchecked Sendable {
     func testProducerRidesOutBrokerOutage() async throws {
         let topic = "outage"
         try cluster.createTopic(topic, partitions: 3)
+        // Make sure broker 2 leads a partition: the mock's own leader choice varies.
+        try cluster.setPartitionLeader(KafkaTopicPartition(topic: topic, partition: 1), brokerID: 2)
         let producer = try KafkaProducer(
             bootstrapServers: cluster.bootstrapServers,
             properties: ["linger.ms": "2", "reconnect.backoff.max.ms": "300"], logger: logger)
