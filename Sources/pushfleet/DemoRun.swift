@@ -3,6 +3,7 @@ import Logging
 import PushCore
 import PushKafka
 import PushPostgres
+import PushProducer
 import PushSimulator
 import PushWorker
 
@@ -140,19 +141,20 @@ struct DemoRun {
     }
 
     private func publish(_ batch: DemoBatch, bootstrap: String) async throws {
-        let producer = try KafkaProducer(bootstrapServers: bootstrap, logger: logger)
+        let publisher = try NotificationPublisher(bootstrapServers: bootstrap, logger: logger)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for message in batch.messages {
-                    group.addTask { try await producer.send(topic: "push.notifications", key: message.key, value: message.value) }
+                    // Raw: the batch deliberately carries messages that are not valid notifications.
+                    group.addTask { try await publisher.publishRaw(message.value, key: message.key) }
                 }
                 try await group.waitForAll()
             }
         } catch {
-            await producer.close()
+            await publisher.close()
             throw error
         }
-        await producer.close()
+        await publisher.close()
     }
 
     private func startWorker(index: Int) throws -> Process {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import PushCore
-import PushKafka
+import PushProducer
 
 struct EnqueueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,8 +11,8 @@ struct EnqueueCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Kafka bootstrap servers (env PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS).")
     var bootstrapServers: String?
 
-    @Option(name: .long, help: "Intake topic.")
-    var topic = "push.notifications"
+    @Option(name: .long, help: "Topic prefix: publishes to <prefix>.notifications.")
+    var topicPrefix = "push"
 
     @Flag(name: .long, help: "Publish messages that fail validation too (to exercise rejection paths).")
     var allowInvalid = false
@@ -41,7 +41,7 @@ struct EnqueueCommand: AsyncParsableCommand {
                 messages.append((file, Array(data)))
             }
         }
-        let producer = try KafkaProducer(bootstrapServers: servers, logger: logger)
+        let publisher = try NotificationPublisher(bootstrapServers: servers, topicPrefix: topicPrefix, logger: logger)
         var published = 0
         var refused = 0
         do {
@@ -59,17 +59,17 @@ struct EnqueueCommand: AsyncParsableCommand {
                         }
                     }
                     let bytes = message.bytes
-                    group.addTask { try await producer.send(topic: topic, key: key, value: bytes) }
+                    group.addTask { try await publisher.publishRaw(bytes, key: key) }
                     published += 1
                 }
                 try await group.waitForAll()
             }
         } catch {
-            await producer.close()
+            await publisher.close()
             throw error
         }
-        await producer.close()
-        print("published \(published) to \(topic)" + (refused > 0 ? ", refused \(refused) invalid" : ""))
+        await publisher.close()
+        say("published \(published) to \(publisher.topic)" + (refused > 0 ? ", refused \(refused) invalid" : ""))
         if refused > 0 { throw ExitCode(65) }
     }
 }

@@ -1,0 +1,45 @@
+import Foundation
+import Logging
+import PushCore
+import PushKafka
+
+/// Publishes notifications to PushFleet's intake topic from a Swift product
+/// service: validates first (so a bad notification fails at the producer,
+/// with the same field-level errors a worker would record), encodes the
+/// intake JSON, keys it by recipient so one recipient's notifications stay
+/// ordered, and returns once the brokers have acknowledged it.
+public final class NotificationPublisher: Sendable {
+    private let producer: KafkaProducer
+    /// The intake topic, e.g. `push.notifications`.
+    public let topic: String
+
+    /// - Parameters:
+    ///   - bootstrapServers: Kafka brokers.
+    ///   - topicPrefix: PushFleet's topic prefix (default `push`).
+    ///   - properties: extra librdkafka properties (security, timeouts).
+    public init(bootstrapServers: String, topicPrefix: String = "push", properties: [String: String] = [:], logger: Logger) throws {
+        self.producer = try KafkaProducer(bootstrapServers: bootstrapServers, properties: properties, logger: logger)
+        self.topic = "\(topicPrefix).notifications"
+    }
+
+    /// Validates and publishes one notification.
+    /// - Throws: `IntakeError` if it would be rejected; `KafkaError` if the brokers refuse it.
+    @discardableResult
+    public func publish(_ notification: PushNotification) async throws -> (partition: Int32, offset: Int64) {
+        let bytes = notification.intakeJSON().encoded()
+        if case .failure(let error) = PushNotification.decode(bytes) { throw error }
+        return try await producer.send(topic: topic, key: Array(notification.partitionKey.utf8), value: bytes)
+    }
+
+    /// Publishes bytes as they are, without validation (tools and tests that
+    /// need to exercise the workers' rejection paths).
+    @discardableResult
+    public func publishRaw(_ bytes: [UInt8], key: [UInt8]?) async throws -> (partition: Int32, offset: Int64) {
+        try await producer.send(topic: topic, key: key, value: bytes)
+    }
+
+    /// Waits for queued messages, then releases the producer.
+    public func close() async {
+        await producer.close()
+    }
+}

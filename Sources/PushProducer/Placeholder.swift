@@ -1,1 +1,0 @@
-// $d: filled in by its owner; delete this file once the module has real sources.
