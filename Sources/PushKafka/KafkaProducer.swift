@@ -1,3 +1,4 @@
+import PushCore
 import CRdKafka
 import Foundation
 import Logging

@@ -1,3 +1,4 @@
+import PushCore
 import Foundation
 
 /// APNs provider tokens: ES256 JWTs signed with the team's `.p8` key.

@@ -1,3 +1,4 @@
+import PushCore
 import Foundation
 
 /// The live scenarios and their counters, shared by every connection; replaced

@@ -1,3 +1,4 @@
+import PushCore
 import Foundation
 
 /// The simulator's mutable state, shared by every connection: dead tokens,
