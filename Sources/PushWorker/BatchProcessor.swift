@@ -73,11 +73,14 @@ struct BatchProcessor: Sendable {
         let now = Date()
         var sends: [(WorkItem, ProviderRequest, ProviderRouter.AppClients)] = []
         for item in items {
-            if let early = precheck(item, now: now) {
-                outcome.deliveries.append(early)
+            let clients: ProviderRouter.AppClients
+            switch precheck(item, now: now) {
+            case .final(let record):
+                outcome.deliveries.append(record)
                 continue
+            case .send(let c):
+                clients = c
             }
-            guard let clients = router.clients(for: item.notification.app) else { continue }
             switch item.notification.request(for: item.recipient, context: clients.context) {
             case .failure(let error):
                 outcome.deliveries.append(record(item, status: .rejected, reason: error.code, detail: error.message, at: now))
@@ -106,19 +109,24 @@ struct BatchProcessor: Sendable {
         outcome.outgoing.append(OutgoingMessage(topic: topics.deadLetter, key: message.key, value: message.value, headers: dlq.kafkaHeaders))
     }
 
-    /// A final outcome reached without sending, if any.
-    private func precheck(_ item: WorkItem, now: Date) -> DeliveryRecord? {
+    private enum Precheck {
+        case final(DeliveryRecord)
+        case send(ProviderRouter.AppClients)
+    }
+
+    /// A final outcome reached without sending, or the clients to send with.
+    private func precheck(_ item: WorkItem, now: Date) -> Precheck {
         if item.notification.isExpired(at: now) {
-            return record(item, status: .expired, reason: "Expired", detail: "expired before it could be sent", at: now)
+            return .final(record(item, status: .expired, reason: "Expired", detail: "expired before it could be sent", at: now))
         }
         guard let clients = router.clients(for: item.notification.app) else {
-            return record(item, status: .rejected, reason: "UnknownApp", detail: "no app \"\(item.notification.app)\" is configured", at: now)
+            return .final(record(item, status: .rejected, reason: "UnknownApp", detail: "no app \"\(item.notification.app)\" is configured", at: now))
         }
         guard clients.serves(item.recipient.platform) else {
-            return record(item, status: .rejected, reason: "PlatformNotConfigured",
-                          detail: "app \"\(item.notification.app)\" has no \(item.recipient.platform.provider.rawValue) credentials", at: now)
+            return .final(record(item, status: .rejected, reason: "PlatformNotConfigured",
+                                 detail: "app \"\(item.notification.app)\" has no \(item.recipient.platform.provider.rawValue) credentials", at: now))
         }
-        return nil
+        return .send(clients)
     }
 
     func record(_ item: WorkItem, status: DeliveryStatus, reason: String?, detail: String?, at now: Date,

@@ -56,6 +56,4 @@ struct DelayedPartitions {
             newlyPaused.remove(tp)
         }
     }
-
-    var heldCount: Int { held.values.reduce(0) { $0 + $1.count } }
 }

@@ -68,10 +68,6 @@ final class OffsetBook: Sendable {
         }
     }
 
-    /// Whether this worker still owns `tp` in the generation it had.
-    func owns(_ tp: KafkaTopicPartition) -> Bool {
-        state.withLock { $0.partitions[tp] != nil }
-    }
 
     /// Dispatched, uncompleted messages of these partitions.
     func dispatchedInFlight(_ partitions: [KafkaTopicPartition]) -> Int {
@@ -92,9 +88,5 @@ final class OffsetBook: Sendable {
             }
             return store
         }
-    }
-
-    var inFlight: Int {
-        state.withLock { s in s.partitions.values.reduce(0) { $0 + $1.tracker.inFlight } }
     }
 }

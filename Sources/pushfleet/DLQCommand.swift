@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PushKafka
+import PushWorker
 
 struct DLQCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -57,7 +58,7 @@ struct DLQReplayCommand: AsyncParsableCommand {
                 let messages = try await consumer.poll(maxMessages: 500, timeout: .milliseconds(500))
                 idle = messages.isEmpty ? idle + 1 : 0
                 for message in messages {
-                    let reason = message.header("pushfleet-dlq-reason").map { String(decoding: $0, as: UTF8.self) } ?? ""
+                    let reason = RetryHeaders(message: message).reason ?? ""
                     let body = String(decoding: message.value, as: UTF8.self)
                     let chosen = replayed < limit
                         && (reasonContains.map { reason.contains($0) } ?? true)

@@ -52,7 +52,7 @@ struct DemoRun {
             try cluster.createTopic("push.notifications", partitions: partitions)
             for tier in ["5s", "1m", "10m"] { try cluster.createTopic("push.retry.\(tier)", partitions: 3) }
             try cluster.createTopic("push.dlq", partitions: 3)
-            let paths = try writeFiles(apnsKeyPEM: apnsKey.privateKeyPEM, serviceAccountJSON: account.json,
+            try writeFiles(apnsKeyPEM: apnsKey.privateKeyPEM, serviceAccountJSON: account.json,
                                        tokenURI: simulator.tokenURI, simulator: simulator, bootstrap: cluster.bootstrapServers)
             say("local stack: kafka \(cluster.bootstrapServers) (3 brokers, push.notifications × \(partitions)), simulator https://127.0.0.1:\(simulator.port), postgres \(redacted(databaseURL))")
 
@@ -63,7 +63,6 @@ struct DemoRun {
             try await publish(batch, bootstrap: cluster.bootstrapServers)
             say("enqueued \(batch.messages.count) messages (\(batch.expectedDeliveries) deliveries, \(batch.expectedRejections) invalid messages) in \(format(ContinuousClock.now - enqueueStart))")
 
-            _ = paths
             try fleet.launch(count: workers)
             say("started \(workers) worker processes (logs in \(directory))")
             var chaos = faults.chaos ? DemoChaos() : nil
@@ -92,12 +91,8 @@ struct DemoRun {
         }
     }
 
-    struct Paths {
-        var workerConfig: String
-    }
-
     private func writeFiles(apnsKeyPEM: String, serviceAccountJSON: String, tokenURI: String,
-                            simulator: PushSimulator, bootstrap: String) throws -> Paths {
+                            simulator: PushSimulator, bootstrap: String) throws {
         let keyPath = directory + "/AuthKey_\(Self.keyID).p8"
         let accountPath = directory + "/service-account.json"
         let caPath = directory + "/simulator-ca.pem"
@@ -133,7 +128,6 @@ struct DemoRun {
             ])),
         ])
         try write(String(decoding: config.encoded(), as: UTF8.self), configPath)
-        return Paths(workerConfig: configPath)
     }
 
     private func write(_ text: String, _ path: String) throws {
