@@ -20,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
     ],
     targets: [
         // C libraries: a module map and shim.h each; only their Swift wrapper imports them.
@@ -65,6 +68,11 @@ let package = Package(
                 "PushCore", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
         .target(
             name: "PushSimulator",
@@ -88,6 +96,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]),
 
         // Tier 1: pure unit tests.
@@ -99,6 +109,12 @@ let package = Package(
             name: "PushProvidersTests",
             dependencies: ["PushProviders", "PushHTTP", "PushSimulator", "PushCore"]),
         .testTarget(name: "PushSimulatorTests", dependencies: ["PushSimulator", "PushCore"]),
+        .testTarget(
+            name: "PushWorkerTests",
+            dependencies: [
+                "PushWorker", "PushCore", "PushPostgres", "PushKafka",
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]),
         // Tier 3: end to end, running `pushfleet` processes.
         .testTarget(name: "PushFleetEndToEndTests", dependencies: ["PushCore", "PushPostgres"]),
     ]

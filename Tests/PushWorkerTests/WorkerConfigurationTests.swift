@@ -1,0 +1,64 @@
+import Foundation
+import XCTest
+@testable import PushWorker
+
+/// Configuration is validated at start; every error names the key and the problem.
+final class WorkerConfigurationTests: XCTestCase {
+    private func write(_ json: String) throws -> String {
+        let path = NSTemporaryDirectory() + "pushfleet-config-\(UUID().uuidString).json"
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        return path
+    }
+
+    private func loadError(_ json: String, env: [String: String] = [:]) throws -> ConfigurationError {
+        let path = try write(json)
+        do {
+            _ = try WorkerConfiguration.load(path: path, environment: env)
+        } catch let error as ConfigurationError {
+            return error
+        }
+        XCTFail("configuration was accepted: \(json)")
+        return ConfigurationError(key: "", problem: "")
+    }
+
+    func testValidFileLoadsAndEnvironmentOverrides() throws {
+        let path = try write("""
+            {"kafka": {"bootstrap_servers": "k1:9092", "properties": {"fetch.min.bytes": "1"}},
+             "database": {"url": "postgresql://db/push"},
+             "apps": {"shop": {"fcm": {"service_account_path": "/secrets/sa.json"}}}}
+            """)
+        let config = try WorkerConfiguration.load(
+            path: path, environment: ["PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS": "k2:9092"])
+        XCTAssertEqual(config.kafka.bootstrapServers, "k2:9092")
+        XCTAssertEqual(config.kafka.properties["fetch.min.bytes"], "1")
+        XCTAssertEqual(config.database.url, "postgresql://db/push")
+        XCTAssertEqual(config.apps["shop"]?.fcm?.serviceAccountPath, "/secrets/sa.json")
+        XCTAssertNil(config.apps["shop"]?.apns)
+    }
+
+    func testErrorsNameTheKey() throws {
+        let app = #""apps": {"a": {"fcm": {"service_account_path": "/x"}}}"#
+        var e = try loadError(#"{"kafka": {"properties": {"linger.ms": 5}}, \#(app)}"#)
+        XCTAssertEqual(e.key, "kafka.properties.linger.ms")
+        XCTAssertEqual(e.problem, "must be a string")
+
+        e = try loadError(#"{"worker": {"batch_size": 0}, \#(app)}"#)
+        XCTAssertEqual(e.key, "worker.batch_size")
+
+        e = try loadError(#"{"apps": {}}"#)
+        XCTAssertEqual(e.key, "apps")
+
+        e = try loadError(#"{"apps": {"a": {}}}"#)
+        XCTAssertEqual(e.key, "apps.a")
+
+        e = try loadError(#"{"apps": {"a": {"fcm": {}}}}"#)
+        XCTAssertEqual(e.key, "apps.a.fcm.service_account_path")
+        XCTAssertEqual(e.problem, "is required")
+
+        e = try loadError("{not json")
+        XCTAssertEqual(e.key, "--config")
+        XCTAssertTrue(e.problem.contains("not valid JSON"), e.problem)
+        XCTAssertTrue(e.description.hasPrefix("configuration error at --config"), e.description)
+    }
+}
