@@ -19,8 +19,9 @@ demo: build
 # Unit, component and end-to-end tests (a throwaway PostgreSQL for the run).
 test: deps
 	python3 scripts/check-schemas.py
+	python3 scripts/check-deploy.py
 	$(SWIFT) build $(BUILD_FLAGS) --build-tests
-	bash scripts/with-postgres.sh $(SWIFT) test $(BUILD_FLAGS) --skip-build
+	SWIFT="$(SWIFT)" BUILD_FLAGS="$(BUILD_FLAGS)" bash scripts/run-tests.sh
 
 lint: deps
 	$(SWIFT) build --build-tests -Xswiftc -warnings-as-errors

@@ -2,7 +2,7 @@
 # Installs what PushFleet needs on a Debian machine, only when missing:
 # the C libraries it links (librdkafka, libpq, libcurl/OpenSSL), the
 # PostgreSQL server for the local stack, curl and h2load for tests and the
-# benchmark, and python3's jsonschema for the schema check.
+# benchmark, python3's jsonschema and pyyaml for the schema and deploy checks.
 set -euo pipefail
 
 packages=(librdkafka-dev libpq-dev libcurl4-openssl-dev libssl-dev postgresql curl nghttp2-client pkg-config)
@@ -17,8 +17,15 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-if ! python3 -c "import jsonschema" 2>/dev/null; then
-    echo "install-deps: installing python jsonschema"
-    python3 -m pip install --quiet jsonschema
+if ! python3 -c "import jsonschema, yaml" 2>/dev/null; then
+    echo "install-deps: installing python jsonschema and pyyaml"
+    python3 -m pip install --quiet jsonschema pyyaml
+fi
+# Optional validators for deploy/ (scripts/check-deploy.py skips a missing one
+# and says so); a failed install here does not stop the build.
+if ! python3 -c "import kubernetes_validate, promql_parser" 2>/dev/null; then
+    echo "install-deps: installing python kubernetes-validate and promql-parser (optional)"
+    python3 -m pip install --quiet kubernetes-validate promql-parser \
+        || echo "install-deps: optional deploy validators not installed; check-deploy.py will skip them" >&2
 fi
 command -v swift >/dev/null || { echo "install-deps: swift is not on PATH (Swift 6.3 toolchain needed)" >&2; exit 1; }
