@@ -94,9 +94,13 @@ extension CurlEngine {
         let responseCode = easy.infoLong(CURLINFO_RESPONSE_CODE)
         let statusReceived = transfer.statusReceived || responseCode >= 200
         guard code == CURLE_OK else {
+            let partial = HTTPResponse(
+                status: responseCode > 0 ? responseCode : transfer.status, headers: transfer.headers,
+                body: transfer.body, httpVersion: Self.version(easy.infoLong(CURLINFO_HTTP_VERSION)),
+                localPort: easy.infoLong(CURLINFO_LOCAL_PORT))
             let error = HTTPError.transfer(
                 code: Int32(bitPattern: code.rawValue), detail: transfer.errorBufferText,
-                statusReceived: statusReceived)
+                statusReceived: statusReceived, partialResponse: partial)
             logger.debug(
                 "http.transfer failed",
                 metadata: [

@@ -39,6 +39,9 @@ public final class HTTP2Client: Sendable {
     /// stopped (at most one poll interval); safe to call more than once.
     public func shutdown() { engine.shutdown() }
 
+    /// The configuration the client was started with.
+    public var configuration: HTTPClientConfiguration { engine.configuration }
+
     /// Counters since the client started.
     public func stats() -> HTTPClientStats { engine.stats() }
 }

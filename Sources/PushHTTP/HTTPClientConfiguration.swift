@@ -25,6 +25,14 @@ public struct HTTPClientConfiguration: Sendable {
     public var clientKeyPath: String?
     /// `"PEM"` or `"P12"`; `nil` lets curl assume PEM.
     public var clientCertificateType: String?
+    /// The passphrase of an encrypted client key or PKCS#12 file (`CURLOPT_KEYPASSWD`).
+    public var clientKeyPassword: String?
+    /// Whom this client's connections speak for, e.g. `apns-team:ABCDE12345`.
+    /// curl shares connections between all requests of one `HTTP2Client`, so a
+    /// client is one connection pool: provider clients that must not share
+    /// connections (APNs: one team per connection) check this label and each
+    /// need a client of their own (see `HTTP2ClientPool`).
+    public var connectionIdentity: String?
     /// curl's `CURLOPT_VERBOSE` trace on stderr, for debugging only. Defaults
     /// to whether the environment variable `PUSHHTTP_CURL_VERBOSE` is set.
     public var verbose: Bool = ProcessInfo.processInfo.environment["PUSHHTTP_CURL_VERBOSE"] != nil

@@ -24,8 +24,13 @@ public struct HTTPError: Error, CustomStringConvertible, Sendable {
     public var message: String
     /// Whether a final HTTP status line arrived before the failure. When
     /// `false` the server never answered, so the request can be re-sent
-    /// (a GOAWAY or RST_STREAM surfaces as curl codes 16, 55, 56 or 92).
+    /// (a GOAWAY, RST_STREAM or reset surfaces as curl codes 16, 18, 52, 55, 56 or 92).
     public var statusReceived: Bool
+    /// What arrived before the failure when `statusReceived`: the status and
+    /// headers (an HTTP/2 header block arrives whole) and the body so far.
+    /// A 2xx here means the server accepted the request even though its
+    /// answer was cut off.
+    public var partialResponse: HTTPResponse? = nil
     /// Where the error was raised.
     public var file: String
     public var line: Int
@@ -42,9 +47,10 @@ public struct HTTPError: Error, CustomStringConvertible, Sendable {
         }
     }
 
-    /// CURLE_COULDNT_RESOLVE_HOST 6, COULDNT_CONNECT 7, HTTP2 16, OPERATION_TIMEDOUT 28,
+    /// CURLE_COULDNT_RESOLVE_HOST 6, COULDNT_CONNECT 7, HTTP2 16, PARTIAL_FILE 18 (an
+    /// HTTP/2 stream "not closed cleanly" when its connection ended), OPERATION_TIMEDOUT 28,
     /// SSL_CONNECT_ERROR 35, GOT_NOTHING 52, SEND_ERROR 55, RECV_ERROR 56, HTTP2_STREAM 92.
-    static let retriableCodes: Set<Int32> = [6, 7, 16, 28, 35, 52, 55, 56, 92]
+    static let retriableCodes: Set<Int32> = [6, 7, 16, 18, 28, 35, 52, 55, 56, 92]
 
     public var description: String {
         "HTTPError(\(kind), curl \(curlCode): \(message), statusReceived: \(statusReceived)) at \(file):\(line)"
@@ -52,12 +58,14 @@ public struct HTTPError: Error, CustomStringConvertible, Sendable {
 
     /// A transfer curl ended with `code`; `detail` is the CURLOPT_ERRORBUFFER text.
     public static func transfer(
-        code: Int32, detail: String, statusReceived: Bool, file: String = #fileID, line: Int = #line
+        code: Int32, detail: String, statusReceived: Bool, partialResponse: HTTPResponse? = nil,
+        file: String = #fileID, line: Int = #line
     ) -> HTTPError {
         var message = String(cString: curl_easy_strerror(CURLcode(rawValue: UInt32(bitPattern: code))))
         if !detail.isEmpty && detail != message { message += ": " + detail }
         return HTTPError(
-            kind: .transfer, curlCode: code, message: message, statusReceived: statusReceived, file: file, line: line)
+            kind: .transfer, curlCode: code, message: message, statusReceived: statusReceived,
+            partialResponse: statusReceived ? partialResponse : nil, file: file, line: line)
     }
 
     /// Setting up a request failed (e.g. `curl_easy_setopt` returned `code`).

@@ -103,6 +103,7 @@ final class Transfer: @unchecked Sendable {
         if let cert = configuration.clientCertificatePath { try easy.set(CURLOPT_SSLCERT, cert) }
         if let type = configuration.clientCertificateType { try easy.set(CURLOPT_SSLCERTTYPE, type) }
         if let key = configuration.clientKeyPath { try easy.set(CURLOPT_SSLKEY, key) }
+        if let password = configuration.clientKeyPassword { try easy.set(CURLOPT_KEYPASSWD, password) }
         try easy.set(CURLOPT_WRITEFUNCTION, function: transferWriteCallback)
         try easy.set(CURLOPT_WRITEDATA, pointer: context)
         try easy.set(CURLOPT_HEADERFUNCTION, function: transferHeaderCallback)

@@ -3,87 +3,80 @@ import Logging
 import PushCore
 import PushHTTP
 
-/// Where and as whom an `APNsClient` sends.
-public struct APNsClientConfiguration: Sendable {
-    /// Production APNs.
-    public static let productionURL = "https://api.push.apple.com"
-    /// Sandbox (development) APNs.
-    public static let sandboxURL = "https://api.sandbox.push.apple.com"
-
-    /// Scheme + host (+ port), no trailing slash.
-    public var baseURL: String
-    /// Apple Developer team ID.
-    public var teamID: String
-    /// ID of the `.p8` signing key.
-    public var keyID: String
-    /// The `.p8` key's PEM text.
-    public var privateKeyPEM: String
-    /// Age at which a new provider token is signed (Apple: 20–60 minutes).
-    public var tokenRefreshInterval: Duration
-
-    public init(
-        baseURL: String = APNsClientConfiguration.productionURL, teamID: String, keyID: String,
-        privateKeyPEM: String, tokenRefreshInterval: Duration = .seconds(3000)
-    ) {
-        self.baseURL = baseURL
-        self.teamID = teamID
-        self.keyID = keyID
-        self.privateKeyPEM = privateKeyPEM
-        self.tokenRefreshInterval = tokenRefreshInterval
-    }
-}
-
-/// Sends translated APNs requests with provider-token (JWT) authentication.
+/// Sends translated APNs requests, authenticated by a provider token (JWT) or
+/// a TLS client certificate, behind a rate limiter and a circuit breaker.
+///
+/// One client serves one app (one team or one certificate); give it an
+/// `HTTP2Client` of its own kind (`APNsClientConfiguration.poolKey`), since
+/// APNs allows one team per connection.
 public final class APNsClient: Sendable {
-    private let baseURL: String
-    private let http: HTTP2Client
-    private let logger: Logger
-    /// The token provider (shared by every request of this client).
+    private let productionURL: String
+    private let sandboxURL: String
+    let httpClient: HTTP2Client
+    let logger: Logger
+    let usesCertificateAuth: Bool
+    let tokenUpdateBackoffInterval: Duration
+    let guardian: ProviderGuard
+    /// The token provider (shared by every request of this client); with
+    /// certificate auth its `currentToken()` throws.
     public let tokens: APNsTokenProvider
 
-    /// - Throws: `ProviderError.invalidKey` if the key cannot be used.
+    /// - Throws: `ProviderError.invalidKey` if the key cannot be used,
+    ///   `.invalidConfiguration` for a bad refresh interval or policy, or an
+    ///   `http` client whose connections belong to another team or certificate.
     public init(
         configuration: APNsClientConfiguration, http: HTTP2Client, logger: Logger,
         now: @escaping @Sendable () -> Date = Date.init
     ) throws {
-        self.baseURL = configuration.baseURL.hasSuffix("/")
-            ? String(configuration.baseURL.dropLast()) : configuration.baseURL
-        self.http = http
-        var logger = logger
-        logger[metadataKey: "apns.key_id"] = "\(configuration.keyID)"
-        self.logger = logger
-        self.tokens = try APNsTokenProvider(
-            teamID: configuration.teamID, keyID: configuration.keyID,
-            privateKeyPEM: configuration.privateKeyPEM,
-            refreshInterval: configuration.tokenRefreshInterval, now: now)
-    }
-
-    /// Sends `baseURL + request.path` with `request.headers`, the body and
-    /// `authorization: bearer <jwt>`. A 403 `ExpiredProviderToken` refreshes
-    /// the token and is retried once.
-    /// - Throws: `HTTPError` for transport failures, `ProviderError` if signing fails.
-    public func send(_ request: ProviderRequest) async throws -> ProviderResponse {
-        let token = try tokens.currentToken()
-        let response = try await post(request, token: token)
-        guard response.status == 403, Self.reason(response.body) == "ExpiredProviderToken" else {
-            return response
+        func trimmed(_ url: String) -> String { url.hasSuffix("/") ? String(url.dropLast()) : url }
+        let production = trimmed(configuration.baseURL)
+        self.productionURL = production
+        self.sandboxURL = trimmed(configuration.sandboxBaseURL ?? configuration.baseURL)
+        if let identity = http.configuration.connectionIdentity, identity != configuration.poolKey {
+            throw ProviderError.invalidConfiguration(
+                "apns.http", "the HTTP client's connections belong to \(identity), not \(configuration.poolKey)")
         }
-        logger.info("apns.provider token expired; refreshing", metadata: ["apns.reason": "ExpiredProviderToken"])
-        tokens.invalidate(ifCurrent: token)
-        return try await post(request, token: try tokens.currentToken())
+        var logger = logger
+        if let certificate = configuration.certificate {
+            guard http.configuration.clientCertificatePath == certificate.certificatePath else {
+                throw ProviderError.invalidConfiguration(
+                    "apns.certificate", "the HTTP client must carry the certificate (APNsClientCertificate.apply(to:))")
+            }
+            logger[metadataKey: "apns.certificate"] = "\(certificate.certificatePath)"
+            self.tokens = APNsTokenProvider(certificateAuthenticated: configuration.teamID)
+        } else {
+            logger[metadataKey: "apns.key_id"] = "\(configuration.keyID)"
+            self.tokens = try APNsTokenProvider(
+                teamID: configuration.teamID, keyID: configuration.keyID,
+                privateKeyPEM: configuration.privateKeyPEM,
+                refreshInterval: configuration.tokenRefreshInterval, now: now)
+        }
+        self.usesCertificateAuth = configuration.certificate != nil
+        self.tokenUpdateBackoffInterval = configuration.tokenUpdateBackoff
+        self.httpClient = http
+        self.logger = logger
+        self.guardian = try ProviderGuard(host: production, policy: configuration.policy, logger: logger)
     }
 
-    private func post(_ request: ProviderRequest, token: String) async throws -> ProviderResponse {
-        var headers = request.headers.filter { $0.name.lowercased() != "authorization" }
-        headers.append((name: "authorization", value: "bearer \(token)"))
-        let response = try await http.execute(
-            HTTPRequest(method: "POST", url: baseURL + request.path, headers: headers, body: request.body))
-        return ProviderResponse(status: response.status, headers: response.headers, body: response.body)
+    /// Counters for metrics (`tokenRefreshes` counts every token signed).
+    public func stats() -> ProviderClientStats {
+        var stats = guardian.snapshot()
+        stats.tokenRefreshes = usesCertificateAuth ? 0 : tokens.mintCount
+        return stats
     }
 
-    /// The `reason` of an APNs error body, if any.
-    static func reason(_ body: [UInt8]) -> String? {
-        struct ErrorBody: Decodable { var reason: String? }
-        return (try? JSONDecoder().decode(ErrorBody.self, from: Data(body)))?.reason
+    /// False while the circuit breaker is open: the worker should pause intake
+    /// for this app and provider instead of filling the retry topics.
+    public var isAcceptingWork: Bool { guardian.isAcceptingWork }
+
+    /// The circuit breaker's state now.
+    public var circuitState: CircuitBreaker.State { guardian.snapshot().circuitState }
+
+    /// The host the breaker guards (metrics label).
+    public var host: String { guardian.host }
+
+    /// The base URL for a device token of `environment` (nil: production).
+    public func baseURL(for environment: APNsEnvironment?) -> String {
+        environment == .sandbox ? sandboxURL : productionURL
     }
 }

@@ -11,32 +11,39 @@ public struct FCMClientConfiguration: Sendable {
     public var serviceAccount: FCMServiceAccount
     /// Where to POST the OAuth grant instead of the account's `token_uri`.
     public var tokenURIOverride: String?
+    /// Rate limit (default 600,000 messages/min per project), circuit breaker, re-sends.
+    public var policy: ProviderClientPolicy
 
     public init(
         baseURL: String = "https://fcm.googleapis.com", serviceAccount: FCMServiceAccount,
-        tokenURIOverride: String? = nil
+        tokenURIOverride: String? = nil, policy: ProviderClientPolicy = .fcmDefault
     ) {
         self.baseURL = baseURL
         self.serviceAccount = serviceAccount
         self.tokenURIOverride = tokenURIOverride
+        self.policy = policy
     }
 }
 
-/// Sends translated FCM HTTP v1 requests with a service-account OAuth token.
+/// Sends translated FCM HTTP v1 requests with a service-account OAuth token,
+/// behind a rate limiter and a circuit breaker (one client per project).
 public final class FCMClient: Sendable {
     private let baseURL: String
     private let http: HTTP2Client
     private let logger: Logger
+    let guardian: ProviderGuard
     /// The OAuth token provider (shared by every request of this client).
     public let tokens: FCMAccessTokenProvider
 
-    /// - Throws: `ProviderError.invalidKey` if the account's key cannot be used.
+    /// - Throws: `ProviderError.invalidKey` if the account's key cannot be used,
+    ///   `.invalidConfiguration` for a bad policy.
     public init(
         configuration: FCMClientConfiguration, http: HTTP2Client, logger: Logger,
         now: @escaping @Sendable () -> Date = Date.init
     ) throws {
-        self.baseURL = configuration.baseURL.hasSuffix("/")
+        let baseURL = configuration.baseURL.hasSuffix("/")
             ? String(configuration.baseURL.dropLast()) : configuration.baseURL
+        self.baseURL = baseURL
         self.http = http
         var logger = logger
         logger[metadataKey: "fcm.project_id"] = "\(configuration.serviceAccount.projectID)"
@@ -44,14 +51,43 @@ public final class FCMClient: Sendable {
         self.tokens = try FCMAccessTokenProvider(
             account: configuration.serviceAccount, http: http,
             tokenURIOverride: configuration.tokenURIOverride, now: now, logger: logger)
+        self.guardian = try ProviderGuard(host: baseURL, policy: configuration.policy, logger: logger)
     }
 
+    /// Counters for metrics (`tokenRefreshes` counts access tokens fetched).
+    public func stats() -> ProviderClientStats {
+        var stats = guardian.snapshot()
+        stats.tokenRefreshes = tokens.successfulFetchCount
+        return stats
+    }
+
+    /// False while the circuit breaker is open: the worker should pause intake
+    /// for this app and provider instead of filling the retry topics.
+    public var isAcceptingWork: Bool { guardian.isAcceptingWork }
+
+    /// The circuit breaker's state now.
+    public var circuitState: CircuitBreaker.State { guardian.snapshot().circuitState }
+
+    /// The host the breaker guards (metrics label).
+    public var host: String { guardian.host }
+
     /// Sends `baseURL + request.path` with `authorization: Bearer <token>` and
-    /// a JSON content type. A 401 invalidates the token and is retried once.
+    /// a JSON content type, after a rate-limit slot. Re-sends at once what got
+    /// no HTTP status (GOAWAY, reset); a 401 invalidates the token and is
+    /// retried once; any other answer is returned as is.
     /// - Throws: `HTTPError` for transport failures of the send,
-    ///   `ProviderError` when no access token can be had.
+    ///   `ProviderError` when no access token can be had (retriable while the
+    ///   token endpoint is down, with `retryAfter`), the circuit is open or
+    ///   the rate limit holds the request back.
     public func send(_ request: ProviderRequest) async throws -> ProviderResponse {
-        let token = try await tokens.accessToken()
+        try await guardian.admit()
+        let token: String
+        do {
+            token = try await tokens.accessToken()
+        } catch {
+            guardian.release()
+            throw error
+        }
         let response = try await post(request, token: token)
         guard response.status == 401 else { return response }
         logger.info("fcm.access token rejected; fetching a new one", metadata: ["http.status": "401"])
@@ -66,8 +102,8 @@ public final class FCMClient: Sendable {
         }
         headers.append((name: "authorization", value: "Bearer \(token)"))
         headers.append((name: "content-type", value: "application/json; charset=utf-8"))
-        let response = try await http.execute(
-            HTTPRequest(method: "POST", url: baseURL + request.path, headers: headers, body: request.body))
+        let response = try await guardian.execute(
+            HTTPRequest(method: "POST", url: baseURL + request.path, headers: headers, body: request.body), on: http)
         return ProviderResponse(status: response.status, headers: response.headers, body: response.body)
     }
 }

@@ -1,7 +1,7 @@
 import COpenSSL
 import PushHTTP
 
-/// A credential, key or token-endpoint failure in a provider client.
+/// A credential, key, token-endpoint or protection failure in a provider client.
 /// (HTTP transport failures of the push request itself throw `HTTPError`.)
 public struct ProviderError: Error, CustomStringConvertible, Sendable {
     /// What failed.
@@ -18,6 +18,19 @@ public struct ProviderError: Error, CustomStringConvertible, Sendable {
         case tokenEndpointTransport
         /// The OAuth token endpoint answered 200 with an unusable body.
         case invalidTokenResponse
+        /// The host's circuit breaker is open: the request was not sent (`host`, `retryAfter`).
+        case circuitOpen
+        /// The client's rate limit (or a provider's `Retry-After` pause) holds
+        /// the request back longer than it may wait; not sent (`retryAfter`).
+        case rateLimited
+        /// APNs answered `429 TooManyProviderTokenUpdates`: no new token is
+        /// minted; the client backs off for `retryAfter` with its current token.
+        case providerTokenThrottled
+        /// The provider rejected the client's credentials themselves (APNs
+        /// `BadCertificate`, `BadCertificateEnvironment`): no retry can help.
+        case credentialsRejected
+        /// A client setting is out of range or inconsistent (`message` names it).
+        case invalidConfiguration
     }
 
     public var kind: Kind
@@ -32,6 +45,12 @@ public struct ProviderError: Error, CustomStringConvertible, Sendable {
     public var openSSLCode: UInt
     /// The transport error behind `.tokenEndpointTransport`.
     public var underlying: HTTPError?
+    /// How long to wait before trying again, when known.
+    public var retryAfter: Duration?
+    /// The provider host concerned (`.circuitOpen`), e.g. `https://api.push.apple.com`.
+    public var host: String?
+    /// The provider's reason string (`.credentialsRejected`, `.providerTokenThrottled`).
+    public var providerReason: String?
     public var file: String
     public var line: Int
 
@@ -44,7 +63,8 @@ public struct ProviderError: Error, CustomStringConvertible, Sendable {
             return status >= 500 || status == 429 || status == 408
         case .tokenEndpointTransport: return underlying?.isRetriable ?? true
         case .invalidTokenResponse: return true
-        case .invalidKey, .invalidServiceAccount, .signing: return false
+        case .circuitOpen, .rateLimited, .providerTokenThrottled: return true
+        case .invalidKey, .invalidServiceAccount, .signing, .credentialsRejected, .invalidConfiguration: return false
         }
     }
 
@@ -56,8 +76,12 @@ public struct ProviderError: Error, CustomStringConvertible, Sendable {
 
     init(
         kind: Kind, message: String, httpStatus: Int? = nil, oauthError: String? = nil,
-        openSSLCode: UInt = 0, underlying: HTTPError? = nil, file: String, line: Int
+        openSSLCode: UInt = 0, underlying: HTTPError? = nil, retryAfter: Duration? = nil, host: String? = nil,
+        providerReason: String? = nil, file: String, line: Int
     ) {
+        self.retryAfter = retryAfter
+        self.host = host
+        self.providerReason = providerReason
         self.kind = kind
         self.message = message
         self.httpStatus = httpStatus

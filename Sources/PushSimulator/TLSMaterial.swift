@@ -27,7 +27,9 @@ struct TLSMaterial {
     }
 
     /// A fresh CA and a server certificate for localhost, 127.0.0.1 and ::1,
-    /// valid from an hour ago for 30 days.
+    /// valid from an hour ago for 30 days. The CA's name is unique, so a client
+    /// can trust several simulators (say, a production and a sandbox APNs)
+    /// through one bundle: OpenSSL finds an issuer by name.
     static func generate() throws -> TLSMaterial {
         do {
             let now = Date()
@@ -37,7 +39,7 @@ struct TLSMaterial {
             let caKey = P256.Signing.PrivateKey()
             let caName = try DistinguishedName {
                 OrganizationName("PushFleet")
-                CommonName("PushFleet Simulator CA")
+                CommonName("PushFleet Simulator CA \(UInt32.random(in: 0...UInt32.max))")
             }
             let caCertificate = try Certificate(
                 version: .v3, serialNumber: .init(), publicKey: .init(caKey.publicKey),

@@ -5,7 +5,7 @@ import Testing
 struct HTTPErrorTests {
     @Test("curl codes map to retriable or not, with curl's text")
     func classification() {
-        for code: Int32 in [7, 16, 28, 52, 55, 56, 92] {
+        for code: Int32 in [7, 16, 18, 28, 52, 55, 56, 92] {
             #expect(HTTPError.transfer(code: code, detail: "", statusReceived: false).isRetriable)
         }
         for code: Int32 in [1, 3, 51, 58, 60] {

@@ -19,7 +19,9 @@ struct LiveStack {
     let account: FCMServiceAccount
     let baseURL: String
 
-    static func start(deadTokens: [String: Date] = [:]) async throws -> LiveStack {
+    static func start(
+        deadTokens: [String: Date] = [:], configure: (inout SimulatorConfiguration) -> Void = { _ in }
+    ) async throws -> LiveStack {
         let apnsKey = DevCredentials.makeAPNsKey()
         let made = try DevCredentials.makeServiceAccount(
             projectID: projectID, clientEmail: clientEmail, tokenURI: "https://127.0.0.1/token")
@@ -32,7 +34,9 @@ struct LiveStack {
                     publicKeyPEM: made.publicKeyPEM)
             ],
             deadTokens: deadTokens)
-        let simulator = PushSimulator(configuration: configuration, logger: .test)
+        var configured = configuration
+        configure(&configured)
+        let simulator = PushSimulator(configuration: configured, logger: .test)
         try await simulator.start()
         let caPath = FileManager.default.temporaryDirectory.appendingPathComponent("sim-ca-\(UUID()).pem").path
         try simulator.caCertificatePEM.write(toFile: caPath, atomically: true, encoding: .utf8)
@@ -43,22 +47,31 @@ struct LiveStack {
             baseURL: "https://127.0.0.1:\(simulator.port)")
     }
 
-    func makeHTTPClient(maxConnectionsPerHost: Int = 2) throws -> HTTP2Client {
-        try HTTP2Client(
-            configuration: HTTPClientConfiguration(caBundlePath: caPath, maxConnectionsPerHost: maxConnectionsPerHost),
-            logger: .test)
+    func makeHTTPClient(
+        maxConnectionsPerHost: Int = 2, configure: (inout HTTPClientConfiguration) -> Void = { _ in }
+    ) throws -> HTTP2Client {
+        var configuration = HTTPClientConfiguration(caBundlePath: caPath, maxConnectionsPerHost: maxConnectionsPerHost)
+        configure(&configuration)
+        return try HTTP2Client(configuration: configuration, logger: .test)
     }
 
-    func makeAPNsClient(http: HTTP2Client, now: @escaping @Sendable () -> Date = Date.init) throws -> APNsClient {
+    func makeAPNsClient(
+        http: HTTP2Client, policy: ProviderClientPolicy = .apnsDefault,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) throws -> APNsClient {
         try APNsClient(
             configuration: APNsClientConfiguration(
-                baseURL: baseURL, teamID: Self.teamID, keyID: Self.keyID, privateKeyPEM: apnsKey.privateKeyPEM),
+                baseURL: baseURL, teamID: Self.teamID, keyID: Self.keyID, privateKeyPEM: apnsKey.privateKeyPEM,
+                policy: policy),
             http: http, logger: .test, now: now)
     }
 
-    func makeFCMClient(http: HTTP2Client) throws -> FCMClient {
+    func makeFCMClient(
+        http: HTTP2Client, policy: ProviderClientPolicy = .fcmDefault, now: @escaping @Sendable () -> Date = Date.init
+    ) throws -> FCMClient {
         try FCMClient(
-            configuration: FCMClientConfiguration(baseURL: baseURL, serviceAccount: account), http: http, logger: .test)
+            configuration: FCMClientConfiguration(baseURL: baseURL, serviceAccount: account, policy: policy),
+            http: http, logger: .test, now: now)
     }
 
     func stop() async throws {
@@ -118,9 +131,10 @@ func resendingUnanswered(
 
 /// Runs `body` against a fresh stack and always stops the simulator.
 func withLiveStack<T>(
-    deadTokens: [String: Date] = [:], _ body: (LiveStack) async throws -> T
+    deadTokens: [String: Date] = [:], configure: (inout SimulatorConfiguration) -> Void = { _ in },
+    _ body: (LiveStack) async throws -> T
 ) async throws -> T {
-    let stack = try await LiveStack.start(deadTokens: deadTokens)
+    let stack = try await LiveStack.start(deadTokens: deadTokens, configure: configure)
     do {
         let result = try await body(stack)
         try await stack.stop()

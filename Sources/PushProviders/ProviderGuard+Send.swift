@@ -1,0 +1,63 @@
+import Foundation
+import PushCore
+import PushHTTP
+
+extension ProviderGuard {
+    /// Sends `request`, re-sending it when it ended with no HTTP status after
+    /// GOAWAY, a connection reset or a refused stream (the provider never
+    /// answered it; curl surfaces these as codes 16, 18, 52, 55, 56 and 92).
+    /// A request that got a status is never re-sent here; if that status was
+    /// 2xx it is returned as the answer even when the rest was cut off. A timeout (28) is
+    /// not re-sent either: the provider may be processing it, so its status is
+    /// unknown, and it is the caller's retry to make.
+    /// - Throws: the last `HTTPError` once the re-sends are used up, or any other.
+    func execute(_ request: HTTPRequest, on http: HTTP2Client) async throws -> HTTPResponse {
+        var resends = 0
+        while true {
+            noteSent()
+            do {
+                let response = try await http.execute(request)
+                noteResponse(status: response.status, retryAfter: Self.retryAfter(response.header("retry-after")))
+                return response
+            } catch let error as HTTPError where Self.isResendable(error) && resends < policy.maxResendsWithoutStatus {
+                resends += 1
+                noteResend()
+                // The first re-send goes at once (curl moves to a healthy or new
+                // connection); later ones back off a little.
+                if resends > 1 { try await Task.sleep(for: .milliseconds(5 << min(resends, 7))) }
+            } catch let error as HTTPError {
+                // A 2xx arrived and only the rest of the answer was cut off: the
+                // provider accepted the request, so it is an answer, not a failure.
+                if let partial = error.partialResponse, (200..<300).contains(partial.status) {
+                    noteResponse(status: partial.status, retryAfter: nil)
+                    state.withLock { $0.stats.acceptedWithCutOffAnswer += 1 }
+                    return partial
+                }
+                noteFailure(error)
+                throw error
+            } catch {
+                noteFailure(error)
+                throw error
+            }
+        }
+    }
+
+    /// No status arrived and the connection or stream failed under the request.
+    static func isResendable(_ error: HTTPError) -> Bool {
+        error.kind == .transfer && !error.statusReceived && resendableCodes.contains(error.curlCode)
+    }
+
+    static let resendableCodes: Set<Int32> = [16, 18, 52, 55, 56, 92]
+
+    /// `Retry-After` as delta-seconds or an HTTP date.
+    static func retryAfter(_ raw: String?, now: Date = Date()) -> Duration? {
+        guard let raw = raw?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
+        if let seconds = Int(raw), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: raw) else { return nil }
+        return .seconds(max(0, Int(date.timeIntervalSince(now).rounded(.up))))
+    }
+}

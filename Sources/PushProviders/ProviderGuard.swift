@@ -1,0 +1,141 @@
+import Logging
+import PushCore
+import PushHTTP
+
+/// The rate limiter, circuit breaker and counters of one provider client
+/// (one app × provider), shared by all its concurrent sends.
+final class ProviderGuard: Sendable {
+    struct State: Sendable {
+        var limiter: TokenBucketLimiter
+        var breaker: CircuitBreaker
+        var stats = ProviderClientStats()
+    }
+
+    /// `scheme://host[:port]` the client sends to (the breaker's label).
+    let host: String
+    let policy: ProviderClientPolicy
+    private let logger: Logger
+    let state: Locked<State>
+
+    init(host: String, policy: ProviderClientPolicy, logger: Logger) throws(ProviderError) {
+        try policy.validate()
+        self.host = host
+        self.policy = policy
+        self.logger = logger
+        self.state = Locked(State(
+            limiter: TokenBucketLimiter(configuration: policy.rateLimit),
+            breaker: CircuitBreaker(configuration: policy.circuitBreaker)))
+    }
+
+    /// Waits for a rate-limit slot (sleeping, never blocking a thread) and for
+    /// the circuit to let the request through.
+    /// - Throws: `ProviderError.circuitOpen` or `.rateLimited` (both retriable),
+    ///   `CancellationError` if the task is cancelled while it waits.
+    func admit() async throws {
+        let now = ContinuousClock.now
+        let openFor = state.withLock { state -> Duration? in
+            guard case .open(let until) = state.breaker.state, now < until else { return nil }
+            state.stats.refusedByOpenCircuit += 1
+            return until - now
+        }
+        if let openFor { throw ProviderError.circuitOpen(host: host, retryAfter: openFor) }
+        let decision = state.withLock { $0.limiter.acquire(now: now) }
+        if case .waitUntil(let due) = decision {
+            if due - now > policy.maxRateLimitWait {
+                state.withLock {
+                    $0.limiter.giveBack()
+                    $0.stats.heldBackByRateLimit += 1
+                }
+                throw ProviderError.rateLimited(host: host, retryAfter: due - now)
+            }
+            try await Task.sleep(until: due, clock: .continuous)
+        }
+        let refused = state.withLock { state -> Duration?? in
+            let now = ContinuousClock.now
+            guard !state.breaker.allowRequest(now: now) else { return nil }
+            state.stats.refusedByOpenCircuit += 1
+            if case .open(let until) = state.breaker.state { return .some(until - now) }
+            return .some(nil)
+        }
+        if let refused { throw ProviderError.circuitOpen(host: host, retryAfter: refused) }
+    }
+
+    /// An admitted request will not be sent after all (auth failure before sending).
+    func release() {
+        let now = ContinuousClock.now
+        state.withLock { _ = $0.breaker.record(.neutral, now: now) }
+    }
+
+    /// The provider answered `status`: 429 feeds the limiter, 5xx the breaker.
+    func noteResponse(status: Int, retryAfter: Duration?) {
+        let now = ContinuousClock.now
+        let change = state.withLock { state -> CircuitBreaker.State? in
+            if status == 429 {
+                state.stats.rateLimited += 1
+                state.limiter.rateLimited(now: now, retryAfter: retryAfter)
+            }
+            return state.breaker.record(status >= 500 ? .failure : .success, now: now)
+        }
+        if let change { log(change) }
+    }
+
+    /// Holds every send back for `duration` (token-update throttling).
+    func pause(for duration: Duration) {
+        let now = ContinuousClock.now
+        state.withLock { $0.limiter.rateLimited(now: now, retryAfter: duration) }
+    }
+
+    /// A send ended without an answer (after any re-sends).
+    func noteFailure(_ error: any Error) {
+        let now = ContinuousClock.now
+        let outcome = Self.breakerOutcome(of: error)
+        let change = state.withLock { state -> CircuitBreaker.State? in
+            if let http = error as? HTTPError, http.kind == .transfer, http.curlCode == 28 { state.stats.timedOut += 1 }
+            return state.breaker.record(outcome, now: now)
+        }
+        if let change { log(change) }
+    }
+
+    func noteSent() { state.withLock { $0.stats.requestsSent += 1 } }
+    func noteResend() { state.withLock { $0.stats.resentWithoutStatus += 1 } }
+    func noteTokenRefresh() { state.withLock { $0.stats.tokenRefreshes += 1 } }
+
+    /// The counters now.
+    func snapshot() -> ProviderClientStats {
+        state.withLock { state in
+            var stats = state.stats
+            stats.circuitState = state.breaker.state
+            stats.circuitOpenings = state.breaker.timesOpened
+            stats.currentRate = state.limiter.currentRate
+            return stats
+        }
+    }
+
+    /// False while the circuit is open and its cool-down has not passed.
+    var isAcceptingWork: Bool {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            if case .open(let until) = state.breaker.state { return now >= until }
+            return true
+        }
+    }
+
+    /// Connection failures and timeouts count against the host; anything else
+    /// (bad certificate, setup error, cancellation, shutdown) says nothing about it.
+    static func breakerOutcome(of error: any Error) -> CircuitBreaker.Outcome {
+        guard let http = error as? HTTPError, http.kind == .transfer else { return .neutral }
+        return connectionFailureCodes.contains(http.curlCode) ? .failure : .neutral
+    }
+
+    /// Couldn't resolve/connect, HTTP/2 error, timeout, TLS connect error,
+    /// got nothing, send/receive error, HTTP/2 stream error.
+    static let connectionFailureCodes: Set<Int32> = [6, 7, 16, 18, 28, 35, 52, 55, 56, 92]
+
+    private func log(_ change: CircuitBreaker.State) {
+        switch change {
+        case .open: logger.warning("provider.circuit opened", metadata: ["provider.host": "\(host)"])
+        case .halfOpen: logger.info("provider.circuit half-open", metadata: ["provider.host": "\(host)"])
+        case .closed: logger.info("provider.circuit closed", metadata: ["provider.host": "\(host)"])
+        }
+    }
+}

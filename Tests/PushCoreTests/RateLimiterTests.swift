@@ -1,0 +1,115 @@
+import XCTest
+
+@testable import PushCore
+
+final class RateLimiterTests: XCTestCase {
+    let t0 = ContinuousClock.now
+
+    func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .nanoseconds(Int64(seconds * 1e9)) }
+
+    /// Property: whatever the arrival pattern, grants (send instants) in any
+    /// window of length T number at most burst + rate × T (+1 for the edge).
+    func testGrantsNeverExceedRateTimesWindowPlusBurst() {
+        var random = SplitMix64(seed: 42)
+        for trial in 0..<30 {
+            let rate = Double(random.next() % 200 + 5)
+            let burst = Double(random.next() % 20 + 1)
+            var limiter = TokenBucketLimiter(configuration: .init(ratePerSecond: rate, burst: burst))
+            var now = 0.0
+            var grants: [Double] = []
+            for _ in 0..<2_000 {
+                now += Double(random.next() % 1000) / 1000 / rate * 2
+                switch limiter.acquire(now: at(now)) {
+                case .go: grants.append(now)
+                case .waitUntil(let due):
+                    XCTAssertGreaterThan(due, at(now))
+                    grants.append(TokenBucketLimiter.seconds(due - t0))
+                }
+            }
+            grants.sort()
+            for window in [0.1, 1.0, 5.0] {
+                var start = 0
+                for end in grants.indices {
+                    while grants[end] - grants[start] > window { start += 1 }
+                    let inWindow = Double(end - start + 1)
+                    XCTAssertLessThanOrEqual(inWindow, burst + rate * window + 1, "trial \(trial) window \(window)")
+                }
+            }
+        }
+    }
+
+    func testBurstThenSpacedReservations() {
+        var limiter = TokenBucketLimiter(configuration: .init(ratePerSecond: 10, burst: 3))
+        for _ in 0..<3 { XCTAssertEqual(limiter.acquire(now: at(0)), .go) }
+        XCTAssertEqual(limiter.acquire(now: at(0)), .waitUntil(at(0.1)))
+        XCTAssertEqual(limiter.acquire(now: at(0)), .waitUntil(at(0.2)))
+        // After a quiet second the bucket is full again (capped at burst).
+        for _ in 0..<3 { XCTAssertEqual(limiter.acquire(now: at(2)), .go) }
+        guard case .waitUntil = limiter.acquire(now: at(2)) else { return XCTFail("expected a wait") }
+    }
+
+    func testRateLimitedHalvesPausesAndRecoversAdditively() {
+        var config = TokenBucketLimiter.Configuration(ratePerSecond: 100, burst: 10)
+        config.quietInterval = .seconds(10)
+        config.increaseFraction = 0.1
+        var limiter = TokenBucketLimiter(configuration: config)
+        XCTAssertEqual(limiter.acquire(now: at(0)), .go)
+        limiter.rateLimited(now: at(1), retryAfter: .seconds(5))
+        XCTAssertEqual(limiter.currentRate, 50)
+        XCTAssertEqual(limiter.pausedUntil(now: at(1)), at(6))
+        // Everyone waits for the pause; the first token after it is reserved.
+        guard case .waitUntil(let due) = limiter.acquire(now: at(2)) else { return XCTFail("expected a wait") }
+        XCTAssertGreaterThanOrEqual(due, at(6))
+        // A second 429 within decreaseSpacing does not halve again.
+        limiter.rateLimited(now: at(1.5), retryAfter: nil)
+        XCTAssertEqual(limiter.currentRate, 50)
+        limiter.rateLimited(now: at(3), retryAfter: nil)
+        XCTAssertEqual(limiter.currentRate, 25)
+        // Additive increase: +10/s per quiet 10 s, capped at the ceiling.
+        _ = limiter.acquire(now: at(13))
+        XCTAssertEqual(limiter.currentRate, 35)
+        _ = limiter.acquire(now: at(43))
+        XCTAssertEqual(limiter.currentRate, 65)
+        _ = limiter.acquire(now: at(500))
+        XCTAssertEqual(limiter.currentRate, 100)
+    }
+
+    func testNeverBelowTheFloor() {
+        var limiter = TokenBucketLimiter(configuration: .init(ratePerSecond: 100, burst: 1, floorFraction: 0.1))
+        for i in 0..<50 { limiter.rateLimited(now: at(Double(i) * 2), retryAfter: .zero) }
+        XCTAssertEqual(limiter.currentRate, 10)
+    }
+
+    func testUnlimitedStillHonoursRetryAfter() {
+        var limiter = TokenBucketLimiter(configuration: .apnsDefault)
+        for _ in 0..<10_000 { XCTAssertEqual(limiter.acquire(now: at(0)), .go) }
+        limiter.rateLimited(now: at(1), retryAfter: .seconds(3))
+        XCTAssertNil(limiter.currentRate)
+        XCTAssertEqual(limiter.acquire(now: at(2)), .waitUntil(at(4)))
+        XCTAssertEqual(limiter.acquire(now: at(2)), .waitUntil(at(4)))
+        XCTAssertEqual(limiter.acquire(now: at(4)), .go)
+    }
+
+    func testFCMDefaultIs600kPerMinuteAndValidation() {
+        XCTAssertEqual(TokenBucketLimiter.Configuration.fcmDefault.ratePerSecond.map { $0 * 60 }, 600_000)
+        XCTAssertNil(TokenBucketLimiter.Configuration.fcmDefault.problem)
+        XCTAssertEqual(TokenBucketLimiter.Configuration(ratePerSecond: 0, burst: 1).problem?.field, "rate_per_second")
+        XCTAssertEqual(TokenBucketLimiter.Configuration(ratePerSecond: 1, burst: 0).problem?.field, "burst")
+        XCTAssertEqual(
+            TokenBucketLimiter.Configuration(ratePerSecond: 1, burst: 1, decreaseFactor: 1).problem?.field,
+            "decrease_factor")
+    }
+}
+
+/// A small deterministic generator for property tests.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
