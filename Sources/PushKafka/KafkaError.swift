@@ -26,6 +26,12 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         "KafkaError(\(name) [\(code)]: \(message)\(isFatal ? ", fatal" : "")\(isRetriable ? ", retriable" : "") at \(file):\(line))"
     }
 
+    /// True when the group is rebalancing (`REBALANCE_IN_PROGRESS`,
+    /// `ILLEGAL_GENERATION`): a commit may succeed once the rebalance is served.
+    public var isRebalanceInProgress: Bool {
+        code == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS.rawValue || code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION.rawValue
+    }
+
     /// True for `_PARTITION_EOF`, which only says a partition has been read to its end.
     public var isPartitionEOF: Bool { code == RD_KAFKA_RESP_ERR__PARTITION_EOF.rawValue }
 

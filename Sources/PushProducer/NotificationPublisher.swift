@@ -17,9 +17,11 @@ public final class NotificationPublisher: Sendable {
     ///   - bootstrapServers: Kafka brokers.
     ///   - topicPrefix: PushFleet's topic prefix (default `push`).
     ///   - properties: extra librdkafka properties (security, timeouts).
-    public init(bootstrapServers: String, topicPrefix: String = "push", properties: [String: String] = [:], logger: Logger) throws {
+    ///   - topic: publish here instead of `<topicPrefix>.notifications` (tools and tests).
+    public init(bootstrapServers: String, topicPrefix: String = "push", properties: [String: String] = [:],
+                topic: String? = nil, logger: Logger) throws {
         self.producer = try KafkaProducer(bootstrapServers: bootstrapServers, properties: properties, logger: logger)
-        self.topic = "\(topicPrefix).notifications"
+        self.topic = topic ?? "\(topicPrefix).notifications"
     }
 
     /// Validates and publishes one notification.

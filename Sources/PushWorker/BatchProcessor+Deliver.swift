@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushHTTP
+import PushProviders
 
 extension BatchProcessor {
     /// Sends one request and returns the delivery's outcome with one attempt
@@ -17,7 +18,15 @@ extension BatchProcessor {
             let clock = ContinuousClock.now
             let result: Result<ProviderResponse?, any Error>
             do { result = .success(try await clients.send(request)) } catch { result = .failure(error) }
-            let latency = (ContinuousClock.now - clock).seconds * 1000
+            let elapsed = (ContinuousClock.now - clock).seconds
+            let latency = elapsed * 1000
+            if Self.isCancellation(result) || Task.isCancelled {
+                // Shutdown, not a provider failure: no attempt is spent or recorded; the
+                // batch is left unfinished and its offsets unstored (redelivered later).
+                outcome.cancelled = true
+                return outcome
+            }
+            observer.providerRoundTrip(provider: request.provider, seconds: elapsed)
             func attemptRecord(_ label: String, _ status: Int?, _ reason: String?) -> AttemptRecord {
                 AttemptRecord(key: item.key, attempt: item.headers.attempt, attemptedAt: started, outcome: label,
                               provider: request.provider, providerStatus: status, providerReason: reason,
@@ -26,7 +35,18 @@ extension BatchProcessor {
             switch result {
             case .failure(let error):
                 let http = error as? HTTPError
-                let reason = http.map { "Transport(\($0.curlCode))" } ?? "ClientError"
+                let providerError = error as? ProviderError
+                let reason = http.map { "Transport(\($0.curlCode))" } ?? providerError.map(Self.reason) ?? "ClientError"
+                // Held back by the client (open circuit, rate limit, throttled tokens): never sent,
+                // so it is not an attempt; it waits on a retry tier for at least retryAfter.
+                let held = providerError.map { [.circuitOpen, .rateLimited, .providerTokenThrottled].contains($0.kind) } ?? false
+                if held {
+                    outcome.retryNeeds.append(RetryNeed(item: item, reason: reason, providerStatus: nil,
+                                                        retryAfter: providerError?.retryAfter, attempts: attempt - 1,
+                                                        firstAttemptAt: attempt > 1 ? firstAttemptAt : nil, lastAttemptAt: started,
+                                                        notSent: attempt == 1))
+                    return outcome
+                }
                 outcome.attempts.append(attemptRecord("transport_error", nil, reason))
                 logger.warning("provider send failed", metadata: [
                     "push.notification_id": "\(item.notification.id.uuidString.lowercased())",
@@ -39,19 +59,25 @@ extension BatchProcessor {
                     var headers = item.headers
                     headers.reason = "response lost after the provider answered: \(error)"
                     var single = item.notification
-                    single.recipients = [item.recipient]
+                    single.recipients = item.fcmTarget == nil ? [item.recipient] : []
                     single.userRecipients = []
-                    single.fcmTargets = []
+                    single.fcmTargets = item.fcmTarget.map { [$0] } ?? []
                     outcome.outgoing.append(OutgoingMessage(topic: topics.deadLetter, key: item.sourceKey,
-                                                            value: single.intakeJSON().encoded(), headers: headers.kafkaHeaders))
+                                                            value: single.intakeJSON().encoded(), headers: headers.kafkaHeaders,
+                                                            label: "response_lost"))
                     outcome.deliveries.append(record(item, status: .deadLettered, reason: "ResponseLost", detail: "\(error)",
                                                      at: Date(), attempts: attempt, firstAttemptAt: firstAttemptAt, lastAttemptAt: started))
                     return outcome
                 }
-                if attempt == maxInlineAttempts {
-                    outcome.retryNeeds.append(RetryNeed(item: item, reason: reason, providerStatus: nil, retryAfter: nil,
+                // Other client errors (credentials, keys) are not re-sent inline: no try can differ.
+                if attempt == maxInlineAttempts || providerError != nil {
+                    outcome.retryNeeds.append(RetryNeed(item: item, reason: reason, providerStatus: nil,
+                                                        retryAfter: providerError?.retryAfter,
                                                         attempts: attempt, firstAttemptAt: firstAttemptAt, lastAttemptAt: started))
                     return outcome
+                }
+                if http?.statusReceived == false {
+                    counters.withLock { $0.resentWithoutStatus[request.provider, default: 0] += 1 }
                 }
                 try? await Task.sleep(for: .milliseconds(20 << (attempt - 1)))
             case .success(nil):
@@ -68,10 +94,14 @@ extension BatchProcessor {
                         attempts: attempt, providerStatus: response.status, providerReason: nil, providerMessageID: messageID,
                         detail: nil, enqueuedAt: item.enqueuedAt, firstAttemptAt: firstAttemptAt, lastAttemptAt: started,
                         acceptedAt: now, finalAt: now))
+                    observer.enqueueToAccepted(provider: request.provider,
+                                               seconds: now.timeIntervalSince(item.notification.createdAt))
                 case .invalidToken(let reason, let since):
-                    outcome.invalidations.append(TokenInvalidation(
-                        app: item.notification.app, platform: item.recipient.platform, token: item.recipient.token,
-                        since: since ?? now, reason: reason.rawValue))
+                    if item.fcmTarget == nil {
+                        outcome.invalidations.append(TokenInvalidation(
+                            app: item.notification.app, platform: item.recipient.platform, token: item.recipient.token,
+                            since: since ?? now, reason: reason.rawValue))
+                    }
                     outcome.deliveries.append(record(item, status: .invalidToken, reason: reason.rawValue, detail: nil, at: now,
                                                      attempts: attempt, providerStatus: response.status,
                                                      firstAttemptAt: firstAttemptAt, lastAttemptAt: started))
@@ -92,6 +122,24 @@ extension BatchProcessor {
             }
         }
         return outcome
+    }
+
+    /// The ledger reason of a request the provider client held back or could not make.
+    static func reason(_ error: ProviderError) -> String {
+        switch error.kind {
+        case .circuitOpen: "CircuitOpen"
+        case .rateLimited: "RateLimited"
+        case .providerTokenThrottled: "TooManyProviderTokenUpdates"
+        default: "ClientError(\(error.kind))"
+        }
+    }
+
+    /// The request was cancelled (shutdown), which says nothing about the provider.
+    static func isCancellation(_ result: Result<ProviderResponse?, any Error>) -> Bool {
+        guard case .failure(let error) = result else { return false }
+        if error is CancellationError { return true }
+        if let http = error as? HTTPError, http.kind == .cancelled { return true }
+        return false
     }
 
     private func label(_ outcome: ProviderOutcome) -> String {

@@ -8,24 +8,32 @@ extension BatchProcessor {
     func scheduleRetries(_ outcome: inout BatchOutcome) {
         guard !outcome.retryNeeds.isEmpty else { return }
         let now = Date()
-        var groups: [UUID: [RetryNeed]] = [:]
-        var order: [UUID] = []
+        // Per notification; recipients never sent (held back by the client) go in a message
+        // of their own that keeps its attempt number: they cannot exhaust attempts unsent.
+        struct GroupKey: Hashable { var id: UUID; var notSent: Bool }
+        var groups: [GroupKey: [RetryNeed]] = [:]
+        var order: [GroupKey] = []
         for need in outcome.retryNeeds {
-            if groups[need.item.notification.id] == nil { order.append(need.item.notification.id) }
-            groups[need.item.notification.id, default: []].append(need)
+            let key = GroupKey(id: need.item.notification.id, notSent: need.notSent)
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(need)
         }
         outcome.retryNeeds = []
-        for id in order {
-            guard let needs = groups[id], let first = needs.first else { continue }
+        for key in order {
+            guard let needs = groups[key], let first = needs.first else { continue }
             let retryAfter = needs.compactMap(\.retryAfter).max()
-            let decision = retryPolicy.decide(
-                attempt: first.item.headers.attempt, retryAfter: retryAfter,
+            let attempt = first.item.headers.attempt
+            var policy = retryPolicy
+            if key.notSent { policy.maxAttempts = Int.max }
+            var decision = policy.decide(
+                attempt: attempt, retryAfter: retryAfter,
                 expiresAt: first.item.notification.expiresAt, now: now, jitter: Double.random(in: 0..<1))
+            if key.notSent, case .retry(let tier, let delay, _) = decision { decision = .retry(tier: tier, delay: delay, attempt: attempt) }
             var notification = first.item.notification
-            notification.recipients = needs.map(\.item.recipient)
-            // Only the failed device recipients go again; user ids and topic targets were handled the first time.
+            // Only the failed recipients go again: devices (user ids come back resolved) and FCM targets.
+            notification.recipients = needs.filter { $0.item.fcmTarget == nil }.map(\.item.recipient)
             notification.userRecipients = []
-            notification.fcmTargets = []
+            notification.fcmTargets = needs.compactMap(\.item.fcmTarget)
             var headers = first.item.headers
             headers.firstFailureAt = headers.firstFailureAt ?? now
             headers.lastError = needs.map(\.reason).joined(separator: ",")
@@ -37,13 +45,13 @@ extension BatchProcessor {
                 headers.dueAt = now.addingTimeInterval(delay.seconds)
                 outcome.outgoing.append(OutgoingMessage(
                     topic: topics.retryTopic(for: tier), key: first.item.sourceKey,
-                    value: notification.intakeJSON().encoded(), headers: headers.kafkaHeaders))
+                    value: notification.intakeJSON().encoded(), headers: headers.kafkaHeaders, label: tier.name))
             case .exhausted:
                 status = .deadLettered
                 headers.reason = "retries exhausted after attempt \(first.item.headers.attempt): \(headers.lastError ?? "")"
                 outcome.outgoing.append(OutgoingMessage(
                     topic: topics.deadLetter, key: first.item.sourceKey,
-                    value: notification.intakeJSON().encoded(), headers: headers.kafkaHeaders))
+                    value: notification.intakeJSON().encoded(), headers: headers.kafkaHeaders, label: "exhausted"))
             case .expired:
                 status = .expired
             }

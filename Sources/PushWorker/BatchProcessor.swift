@@ -15,12 +15,18 @@ struct BatchProcessor: Sendable {
     let retryPolicy: RetryPolicy
     let maxInlineAttempts: Int
     let maxConcurrentSends: Int
+    let counters: Locked<WorkerCounters>
+    let observer: any WorkerObserver
     let logger: Logger
 
     /// One recipient of one notification, ready to go.
     struct WorkItem: Sendable {
         var notification: PushNotification
+        /// The device, or for an FCM topic/condition a synthetic key (`topic:<name>`,
+        /// `condition:<expression>`) on `android`.
         var recipient: Recipient
+        /// Set for an FCM topic or condition target.
+        var fcmTarget: FCMTarget? = nil
         var key: DeliveryKey
         var enqueuedAt: Date?
         /// Retry state carried by the message this came from.
@@ -30,38 +36,47 @@ struct BatchProcessor: Sendable {
 
     func process(_ messages: [KafkaMessage]) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
-        var items: [WorkItem] = []
-        var seen = Set<DeliveryKey>()
+        var decoded: [(message: KafkaMessage, notification: PushNotification, headers: RetryHeaders)] = []
         for message in messages {
             var headers = RetryHeaders(message: message)
             headers.setOrigin(from: message)
-            switch PushNotification.decode(message.value) {
-            case .failure(let error):
-                reject(message, error, headers: headers, into: &outcome)
-            case .success(let notification):
-                if !notification.userRecipients.isEmpty || !notification.fcmTargets.isEmpty {
-                    // Not handled by this worker yet: dead-lettered with the reason (replayable
-                    // once supported), never dropped. Device-token recipients still go out.
-                    var unsupported = notification
-                    unsupported.recipients = []
-                    let what = [notification.userRecipients.isEmpty ? nil : "\(notification.userRecipients.count) user-id recipient(s) (user-id resolution is not implemented yet)",
-                                notification.fcmTargets.isEmpty ? nil : "\(notification.fcmTargets.count) FCM topic/condition target(s) (not sent by this worker yet)"]
-                        .compactMap { $0 }.joined(separator: "; ")
-                    let error = IntakeError(kind: .invalid, issues: [ValidationIssue(path: "recipients", reason: "unsupported: " + what)],
-                                            notificationID: notification.id, app: notification.app)
-                    reject(KafkaMessage(topic: message.topic, partition: message.partition, offset: message.offset,
-                                        key: message.key, value: unsupported.intakeJSON().encoded(), headers: message.headers,
-                                        timestamp: message.timestamp),
-                           error, headers: headers, into: &outcome)
+            if message.topic == topics.devices {
+                switch DeviceEvent.decode(message.value) {
+                case .failure(let error): reject(message, error, headers: headers, into: &outcome)
+                case .success(let event): outcome.deviceUpdates.append(event)
                 }
-                for recipient in notification.recipients {
-                    let key = DeliveryKey(notificationID: notification.id, token: recipient.token, createdAt: notification.createdAt)
-                    if seen.insert(key).inserted {
-                        items.append(WorkItem(notification: notification, recipient: recipient, key: key,
-                                              enqueuedAt: message.timestamp, headers: headers, sourceKey: message.key))
-                    } else {
-                        outcome.suppressed += 1
-                    }
+                continue
+            }
+            switch PushNotification.decode(message.value) {
+            case .failure(let error): reject(message, error, headers: headers, into: &outcome)
+            case .success(let notification): decoded.append((message, notification, headers))
+            }
+        }
+        // User ids → valid devices: one query for the whole batch.
+        let users = Set(decoded.flatMap { d in d.notification.userRecipients.map { AppUser(app: d.notification.app, userID: $0) } })
+        let devices = try await store.devices(of: users)
+        var items: [WorkItem] = []
+        var seen = Set<DeliveryKey>()
+        let now = Date()
+        for (message, notification, headers) in decoded {
+            var targets = notification.recipients.map { ($0, FCMTarget?.none) }
+            for user in notification.userRecipients {
+                let found = devices[AppUser(app: notification.app, userID: user)] ?? []
+                if found.isEmpty {
+                    outcome.deliveries.append(noDeviceRecord(notification, user: user, enqueuedAt: message.timestamp, at: now))
+                }
+                targets += found.map { (Recipient(token: $0.token, platform: $0.platform), nil) }
+            }
+            for target in notification.fcmTargets {
+                targets.append((Recipient(token: Self.syntheticToken(target), platform: .android), target))
+            }
+            for (recipient, fcmTarget) in targets {
+                let key = DeliveryKey(notificationID: notification.id, token: recipient.token, createdAt: notification.createdAt)
+                if seen.insert(key).inserted {
+                    items.append(WorkItem(notification: notification, recipient: recipient, fcmTarget: fcmTarget, key: key,
+                                          enqueuedAt: message.timestamp, headers: headers, sourceKey: message.key))
+                } else {
+                    outcome.suppressed += 1
                 }
             }
         }
@@ -70,7 +85,6 @@ struct BatchProcessor: Sendable {
             outcome.suppressed += alreadyFinal.count
             items.removeAll { alreadyFinal.contains($0.key) }
         }
-        let now = Date()
         var sends: [(WorkItem, ProviderRequest, ProviderRouter.AppClients)] = []
         for item in items {
             let clients: ProviderRouter.AppClients
@@ -81,7 +95,9 @@ struct BatchProcessor: Sendable {
             case .send(let c):
                 clients = c
             }
-            switch item.notification.request(for: item.recipient, context: clients.context) {
+            let request = item.fcmTarget.map { item.notification.request(for: $0, context: clients.context) }
+                ?? item.notification.request(for: item.recipient, context: clients.context)
+            switch request {
             case .failure(let error):
                 outcome.deliveries.append(record(item, status: .rejected, reason: error.code, detail: error.message, at: now))
             case .success(let request):
@@ -89,6 +105,8 @@ struct BatchProcessor: Sendable {
             }
         }
         outcome.merge(await send(sends))
+        // Cancelled at shutdown: nothing of this batch is produced, written or stored.
+        if outcome.cancelled { throw CancellationError() }
         scheduleRetries(&outcome)
         return outcome
     }
@@ -106,7 +124,25 @@ struct BatchProcessor: Sendable {
             reason: error.description, topic: message.topic, partition: message.partition, offset: message.offset))
         var dlq = headers
         dlq.reason = "\(error.kind.rawValue): \(error.description)"
-        outcome.outgoing.append(OutgoingMessage(topic: topics.deadLetter, key: message.key, value: message.value, headers: dlq.kafkaHeaders))
+        outcome.outgoing.append(OutgoingMessage(topic: topics.deadLetter, key: message.key, value: message.value,
+                                                headers: dlq.kafkaHeaders, label: error.kind.rawValue))
+    }
+
+    /// The ledger key of an FCM topic or condition target.
+    static func syntheticToken(_ target: FCMTarget) -> String {
+        switch target {
+        case .topic(let name): "topic:" + name
+        case .condition(let condition): "condition:" + condition
+        }
+    }
+
+    /// The final record of a user id with no valid device for the app: a
+    /// `rejected` row keyed `user:<id>`, platform `none`, so analysts see it.
+    private func noDeviceRecord(_ n: PushNotification, user: String, enqueuedAt: Date?, at now: Date) -> DeliveryRecord {
+        DeliveryRecord(
+            key: DeliveryKey(notificationID: n.id, token: "user:" + user, createdAt: n.createdAt), app: n.app, platform: nil,
+            status: .rejected, attempts: 0, providerStatus: nil, providerReason: "NoValidDevices", providerMessageID: nil,
+            detail: "no valid devices for user \(user) in app \(n.app)", enqueuedAt: enqueuedAt, finalAt: now)
     }
 
     private enum Precheck {

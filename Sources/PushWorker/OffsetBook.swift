@@ -69,6 +69,28 @@ final class OffsetBook: Sendable {
     }
 
 
+    /// Begun, uncompleted messages (dispatched or held) of every assigned partition.
+    func inFlightByPartition() -> [KafkaTopicPartition: Int] {
+        state.withLock { s in s.partitions.mapValues(\.tracker.inFlight) }
+    }
+
+    /// Dispatched, uncompleted messages of all partitions.
+    func dispatchedTotal() -> Int {
+        state.withLock { s in s.partitions.values.reduce(0) { $0 + $1.dispatched } }
+    }
+
+    /// A batch given up (cancelled at shutdown): no longer counted as dispatched,
+    /// but its offsets stay in flight, so nothing at or past them is ever stored.
+    func abandon(_ ticket: Ticket) {
+        state.withLock { s in
+            for (tp, entry) in ticket.offsets {
+                guard var p = s.partitions[tp], p.generation == entry.generation else { continue }
+                p.dispatched -= entry.offsets.count
+                s.partitions[tp] = p
+            }
+        }
+    }
+
     /// Dispatched, uncompleted messages of these partitions.
     func dispatchedInFlight(_ partitions: [KafkaTopicPartition]) -> Int {
         state.withLock { s in partitions.reduce(0) { $0 + (s.partitions[$1]?.dispatched ?? 0) } }

@@ -6,13 +6,15 @@ import PushPostgres
 /// Reads and writes the delivery ledger in PostgreSQL: one query per batch
 /// for the ledger check, one transaction per batch for the outcomes.
 final class OutcomeStore: Sendable {
-    private let pool: PostgresPool
+    let pool: PostgresPool
     private let logger: Logger
+    private let observer: any WorkerObserver
     private let ensuredDays = Locked<Set<String>>([])
 
-    init(pool: PostgresPool, logger: Logger) {
+    init(pool: PostgresPool, logger: Logger, observer: any WorkerObserver = NoWorkerObserver()) {
         self.pool = pool
         self.logger = logger
+        self.observer = observer
     }
 
     static let finalStatuses = DeliveryStatus.allCases.filter(\.isFinal).map { "'\($0.rawValue)'" }.joined(separator: ",")
@@ -45,14 +47,18 @@ final class OutcomeStore: Sendable {
         let deliveries = Self.collapse(outcome.deliveries)
         let days = Set(deliveries.map { Self.dayString($0.key.createdAt) })
         try await ensurePartitions(days)
+        let started = ContinuousClock.now
         try await pool.withConnection { connection in
             try await connection.transaction { tx in
+                // Registry first: a registration in this batch is what a 410 below is compared with.
+                if !outcome.deviceUpdates.isEmpty { try await Self.applyDeviceEvents(outcome.deviceUpdates, on: tx) }
                 if !deliveries.isEmpty { try await Self.upsertDeliveries(deliveries, on: tx) }
                 if !outcome.attempts.isEmpty { try await Self.insertAttempts(outcome.attempts, on: tx) }
                 if !outcome.invalidations.isEmpty { try await Self.invalidate(outcome.invalidations, on: tx) }
                 if !outcome.rejections.isEmpty { try await Self.insertRejections(outcome.rejections, on: tx) }
             }
         }
+        observer.batchCommitted(seconds: (ContinuousClock.now - started).seconds)
     }
 
     /// One row per key (Postgres cannot upsert the same row twice in one
@@ -128,7 +134,7 @@ final class OutcomeStore: Sendable {
                 .uuidArray(records.map(\.key.notificationID)),
                 .timestampArray(records.map(\.key.createdAt)),
                 .textArray(records.map(\.app)),
-                .textArray(records.map(\.platform.rawValue)),
+                .textArray(records.map { $0.platform?.rawValue ?? "none" }),
                 .textArray(records.map(\.key.token)),
                 .textArray(records.map(\.status.rawValue)),
                 .intArray(records.map { Int64($0.attempts) }),

@@ -19,6 +19,7 @@ final class ProviderRouter: Sendable {
         var httpConfiguration = HTTPClientConfiguration()
         httpConfiguration.caBundlePath = configuration.tls.caBundlePath
         httpConfiguration.maxConnectionsPerHost = configuration.tls.maxConnectionsPerHost
+        httpConfiguration.proxy = configuration.tls.proxy
         let http = try HTTP2Client(configuration: httpConfiguration, logger: logger)
         var apps: [String: AppClients] = [:]
         do {
@@ -33,7 +34,8 @@ final class ProviderRouter: Sendable {
                     clients.apns = try APNsClient(
                         configuration: APNsClientConfiguration(
                             baseURL: apns.baseURL, teamID: apns.teamID, keyID: apns.keyID,
-                            privateKeyPEM: String(decoding: pem, as: UTF8.self)),
+                            privateKeyPEM: String(decoding: pem, as: UTF8.self),
+                            policy: Self.policy(.apnsDefault, configuration.retry)),
                         http: http, logger: appLogger)
                 }
                 if let fcm = app.fcm {
@@ -44,7 +46,8 @@ final class ProviderRouter: Sendable {
                     clients.context.fcmProjectID = account.projectID
                     clients.fcm = try FCMClient(
                         configuration: FCMClientConfiguration(
-                            baseURL: fcm.baseURL, serviceAccount: account, tokenURIOverride: fcm.tokenURI),
+                            baseURL: fcm.baseURL, serviceAccount: account, tokenURIOverride: fcm.tokenURI,
+                            policy: Self.policy(.fcmDefault, configuration.retry)),
                         http: http, logger: appLogger)
                 }
                 apps[name] = clients
@@ -58,6 +61,24 @@ final class ProviderRouter: Sendable {
     }
 
     func clients(for app: String) -> AppClients? { apps[app] }
+
+    /// Every client's cumulative counters, for metrics.
+    func allStats() -> [(provider: Provider, app: String, host: String, stats: ProviderClientStats)] {
+        apps.sorted { $0.key < $1.key }.flatMap { name, clients in
+            var out: [(provider: Provider, app: String, host: String, stats: ProviderClientStats)] = []
+            if let apns = clients.apns { out.append((.apns, name, apns.host, apns.stats())) }
+            if let fcm = clients.fcm { out.append((.fcm, name, fcm.host, fcm.stats())) }
+            return out
+        }
+    }
+
+    /// A provider default with the configured circuit breaker overrides.
+    static func policy(_ base: ProviderClientPolicy, _ retry: WorkerConfiguration.Retry) -> ProviderClientPolicy {
+        var policy = base
+        if let d = retry.circuitOpenDuration { policy.circuitBreaker.openDuration = d }
+        if let n = retry.circuitMinimumRequests { policy.circuitBreaker.minimumRequests = n }
+        return policy
+    }
 
     func shutdown() { http.shutdown() }
 }

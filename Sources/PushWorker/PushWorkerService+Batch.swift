@@ -21,18 +21,36 @@ extension PushWorkerService {
             }
         }
         try await retrying("write outcomes") { try await context.processor.store.write(outcome) }
+        try Task.checkCancellation()
         for (tp, offset) in context.book.complete(ticket) {
             do { try context.consumer.storeOffset(tp, offset: offset) } catch {
                 logger.warning("offset store failed", metadata: ["kafka.partition": "\(tp)", "kafka.offset": "\(offset)", "error": "\(error)"])
             }
         }
-        counters.withLock {
-            $0.batches += 1
-            $0.messages += messages.count
-            $0.deliveries += outcome.deliveries.count
-            $0.suppressed += outcome.suppressed
-            $0.rejectedMessages += outcome.rejections.count
-            $0.produced += outcome.outgoing.count
+        count(outcome, messages: messages.count)
+    }
+
+    private func count(_ outcome: BatchOutcome, messages: Int) {
+        counters.withLock { c in
+            c.batches += 1
+            c.messages += messages
+            c.deliveries += outcome.deliveries.count
+            c.suppressed += outcome.suppressed
+            c.rejectedMessages += outcome.rejections.count
+            c.produced += outcome.outgoing.count
+            c.deviceUpdates += outcome.deviceUpdates.count
+            for d in OutcomeStore.collapse(outcome.deliveries) {
+                guard let provider = d.provider else { c.usersWithoutDevices += 1; continue }
+                let key = WorkerCounters.SentKey(provider: provider, app: d.app, status: d.status, reason: d.providerReason ?? "")
+                c.sent[key, default: 0] += 1
+            }
+            for m in outcome.outgoing {
+                if m.topic == topics.deadLetter {
+                    c.deadLettersByReason[m.label.isEmpty ? "other" : m.label, default: 0] += 1
+                } else {
+                    c.retriesByTier[m.label, default: 0] += 1
+                }
+            }
         }
     }
 
@@ -42,6 +60,7 @@ extension PushWorkerService {
     func retrying<T: Sendable>(_ what: String, _ body: () async throws -> T) async throws -> T {
         var delay = Duration.milliseconds(100)
         while true {
+            try Task.checkCancellation()
             do {
                 return try await body()
             } catch let error as PostgresError where error.isRetriable {
@@ -50,7 +69,8 @@ extension PushWorkerService {
                 logger.warning("Kafka unavailable; retrying", metadata: ["worker.step": "\(what)", "error": "\(error)"])
             }
             try await Task.sleep(for: delay)
-            delay = min(delay * 2, .seconds(5))
+            // Short cap: a restarted database or a broker back up is used within a second.
+            delay = min(delay * 2, .seconds(1))
         }
     }
 }

@@ -3,6 +3,7 @@ import Logging
 import PushCore
 import PushKafka
 import PushPostgres
+import PushProviders
 import ServiceLifecycle
 
 /// A PushFleet worker: consumes the intake and retry topics in the consumer
@@ -16,16 +17,41 @@ public final class PushWorkerService: Service, Sendable {
     let topics: TopicNames
     private let stopping = Locked(false)
     let counters = Locked(WorkerCounters())
-    private let batchFailure = Locked<(any Error)?>(nil)
+    let batchFailure = Locked<(any Error)?>(nil)
+    let observer: any WorkerObserver
+    /// Liveness/readiness inputs for `/health/*` (nil: not served).
+    let health: HealthState?
+    private let activeConsumer = Locked<KafkaConsumer?>(nil)
+    private let activeRouter = Locked<ProviderRouter?>(nil)
 
-    public init(configuration: WorkerConfiguration, logger: Logger) {
+    /// - Parameters:
+    ///   - observer: told about latencies (histograms); counters are in `stats`.
+    ///   - health: fed with poll-loop heartbeats, assigned partitions and PostgreSQL reachability.
+    public init(configuration: WorkerConfiguration, logger: Logger, observer: (any WorkerObserver)? = nil,
+                health: HealthState? = nil) {
         self.configuration = configuration
+        self.observer = observer ?? NoWorkerObserver()
+        self.health = health
         self.logger = logger
         self.topics = TopicNames(prefix: configuration.kafka.topicPrefix, tiers: configuration.retry.tiers)
     }
 
-    /// Totals since start (for logs and tests).
+    /// Totals since start (for logs, tests and metrics).
     public var stats: WorkerCounters { counters.withLock { $0 } }
+
+    /// Lag of each assigned partition (high watermark − position) from
+    /// librdkafka's cached values: non-blocking, for `pushfleet_consumer_lag`.
+    /// Empty before the consumer exists and after it closed.
+    public func consumerLag() -> [KafkaPartitionLag] {
+        guard let consumer = activeConsumer.withLock({ $0 }) else { return [] }
+        return (try? consumer.lag()) ?? []
+    }
+
+    /// Cumulative counters of every provider client (one per app × provider),
+    /// for `pushfleet_token_refreshes_total`, `pushfleet_circuit_state`, ….
+    public func providerStats() -> [(provider: Provider, app: String, host: String, stats: ProviderClientStats)] {
+        activeRouter.withLock { $0?.allStats() } ?? []
+    }
 
     public func run() async throws {
         let pool = PostgresPool(url: configuration.database.url, size: configuration.database.poolSize, logger: logger)
@@ -48,13 +74,16 @@ public final class PushWorkerService: Service, Sendable {
             await pool.close()
             throw error
         }
+        activeConsumer.withLock { $0 = consumer }
+        activeRouter.withLock { $0 = router }
+        let probe = startPostgresProbe(pool)
         let book = OffsetBook()
         let revoked = Locked<[KafkaTopicPartition]>([])
         installRebalanceHandler(consumer: consumer, book: book, revoked: revoked)
         let processor = BatchProcessor(
-            router: router, store: OutcomeStore(pool: pool, logger: logger), topics: topics,
+            router: router, store: OutcomeStore(pool: pool, logger: logger, observer: observer), topics: topics,
             retryPolicy: configuration.retry.policy, maxInlineAttempts: configuration.worker.maxInlineAttempts,
-            maxConcurrentSends: 1024, logger: logger)
+            maxConcurrentSends: 1024, counters: counters, observer: observer, logger: logger)
         let context = BatchContext(consumer: consumer, producer: producer, book: book, processor: processor)
 
         logger.info("worker started", metadata: [
@@ -66,16 +95,17 @@ public final class PushWorkerService: Service, Sendable {
             try await withGracefulShutdownHandler {
                 try await self.consume(context, revoked: revoked)
             } onGracefulShutdown: {
+                self.health?.markStopping()
                 self.stopping.withLock { $0 = true }
             }
         } catch {
             loopError = error
             logger.error("worker loop failed", metadata: ["error": "\(error)"])
         }
-        do { try await consumer.commit() } catch {
-            logger.warning("final offset commit failed; the next owner resumes from the last committed offset and the ledger suppresses re-sends",
-                           metadata: ["error": "\(error)"])
-        }
+        await finalCommit(consumer)
+        probe.cancel()
+        activeConsumer.withLock { $0 = nil }
+        activeRouter.withLock { $0 = nil }
         await consumer.close(timeout: .seconds(10))
         await producer.close(timeout: .seconds(10))
         router.shutdown()
@@ -111,6 +141,9 @@ public final class PushWorkerService: Service, Sendable {
                 // (only partitions librdkafka reports paused, so nothing rewinds).
                 let stillPaused = partitions.filter { consumer.pausedPartitions.contains($0) }
                 if !stillPaused.isEmpty { try? consumer.resume(stillPaused) }
+                let count = book.inFlightByPartition().count
+                self.counters.withLock { $0.partitionsAssigned = count }
+                self.health?.setPartitionsAssigned(count)
                 logger.info("partitions assigned", metadata: ["kafka.partitions": "\(partitions.map(\.description))"])
             case .revoked(let partitions):
                 let deadline = ContinuousClock.now + drainLimit
@@ -120,101 +153,46 @@ public final class PushWorkerService: Service, Sendable {
                 let left = book.dispatchedInFlight(partitions)
                 book.revoke(partitions)
                 revoked.withLock { $0 += partitions }
+                let count = book.inFlightByPartition().count
+                self.counters.withLock { $0.partitionsAssigned = count }
+                self.health?.setPartitionsAssigned(count)
                 logger.info("partitions revoked", metadata: [
                     "kafka.partitions": "\(partitions.map(\.description))", "worker.undrained": "\(left)",
                 ])
             case .lost(let partitions):
                 book.revoke(partitions)
                 revoked.withLock { $0 += partitions }
+                let count = book.inFlightByPartition().count
+                self.counters.withLock { $0.partitionsAssigned = count }
+                self.health?.setPartitionsAssigned(count)
                 logger.warning("partitions lost", metadata: ["kafka.partitions": "\(partitions.map(\.description))"])
             }
         }
     }
 
-    private var isStopping: Bool { stopping.withLock { $0 } }
+    var isStopping: Bool { stopping.withLock { $0 } }
 
-    private func consume(_ context: BatchContext, revoked: Locked<[KafkaTopicPartition]>) async throws {
-        let maxBatches = configuration.worker.maxBatchesInFlight
-        let batchSize = configuration.worker.batchSize
-        var delayed = DelayedPartitions()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var inFlight = 0
-            func dispatch(_ messages: [KafkaMessage]) {
-                guard !messages.isEmpty else { return }
-                let ticket = context.book.dispatch(messages)
-                inFlight += 1
-                group.addTask {
-                    do {
-                        try await self.handle(messages, ticket: ticket, context)
-                    } catch {
-                        // Stop taking new work at once: this batch's offsets stay unstored.
-                        self.batchFailure.withLock { $0 = $0 ?? error }
-                        throw error
+    /// Readiness needs PostgreSQL: `SELECT 1` now and every 5 s while the worker runs.
+    private func startPostgresProbe(_ pool: PostgresPool) -> Task<Void, Never> {
+        guard let health else { return Task {} }
+        let logger = self.logger
+        return Task {
+            var last: Bool?
+            while !Task.isCancelled {
+                let reachable: Bool
+                do {
+                    _ = try await pool.withConnection { try await $0.query("SELECT 1") }
+                    reachable = true
+                } catch {
+                    reachable = false
+                    if last != false {
+                        logger.warning("PostgreSQL unreachable; not ready", metadata: ["error": "\(error)"])
                     }
                 }
+                health.setPostgresReachable(reachable)
+                last = reachable
+                try? await Task.sleep(for: .seconds(5))
             }
-            while !isStopping {
-                if let failure = batchFailure.withLock({ $0 }) { throw failure }
-                if inFlight >= maxBatches {
-                    try await group.next()
-                    inFlight -= 1
-                    continue
-                }
-                let polled = try await context.consumer.poll(maxMessages: batchSize, timeout: .milliseconds(100))
-                delayed.drop(revoked.withLock { r in defer { r = [] }; return r })
-                let now = Date()
-                for tp in delayed.due(at: now, releaseInto: { dispatch($0) }) {
-                    try? context.consumer.resume([tp])
-                }
-                if polled.isEmpty { continue }
-                let accepted = context.book.begin(polled)
-                var ready: [KafkaMessage] = []
-                for message in accepted {
-                    let due = topics.isRetryTopic(message.topic) ? RetryHeaders(message: message).dueAt : nil
-                    if delayed.hold(message, dueAt: due, now: now) {
-                        if delayed.justPaused(message.topicPartition) {
-                            try? context.consumer.pause([message.topicPartition])
-                        }
-                    } else {
-                        ready.append(message)
-                    }
-                }
-                dispatch(ready)
-            }
-            try await drain(&group, inFlight: inFlight)
         }
     }
-
-    /// Bounded wait for the batches already taken.
-    private func drain(_ group: inout ThrowingTaskGroup<Void, any Error>, inFlight: Int) async throws {
-        var inFlight = inFlight
-        let deadline = ContinuousClock.now + configuration.worker.drainTimeout
-        group.addTask {
-            try await Task.sleep(until: deadline)
-            throw DrainTimeout()
-        }
-        do {
-            while inFlight > 0 {
-                try await group.next()
-                inFlight -= 1
-            }
-            group.cancelAll()
-        } catch is DrainTimeout {
-            logger.warning("drain timed out; unfinished batches are left uncommitted and will be redelivered",
-                           metadata: ["worker.batches_in_flight": "\(inFlight)"])
-            group.cancelAll()
-        }
-    }
-
-    private struct DrainTimeout: Error {}
-}
-
-/// Worker totals.
-public struct WorkerCounters: Sendable {
-    public var batches = 0
-    public var messages = 0
-    public var deliveries = 0
-    public var suppressed = 0
-    public var rejectedMessages = 0
-    public var produced = 0
 }

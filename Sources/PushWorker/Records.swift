@@ -12,7 +12,8 @@ struct DeliveryKey: Hashable, Sendable {
 struct DeliveryRecord: Sendable {
     var key: DeliveryKey
     var app: String
-    var platform: Platform
+    /// nil for a user id that resolved to no device (written as `none`).
+    var platform: Platform?
     var status: DeliveryStatus
     /// Attempts made in this batch (added to the stored count).
     var attempts: Int
@@ -25,6 +26,11 @@ struct DeliveryRecord: Sendable {
     var lastAttemptAt: Date?
     var acceptedAt: Date?
     var finalAt: Date?
+}
+
+extension DeliveryRecord {
+    /// The provider this delivery went (or would go) through.
+    var provider: Provider? { platform?.provider }
 }
 
 /// One provider attempt, appended to `delivery_attempts`.
@@ -66,10 +72,14 @@ struct BatchOutcome: Sendable {
     var attempts: [AttemptRecord] = []
     var invalidations: [TokenInvalidation] = []
     var rejections: [IntakeRejection] = []
+    /// Device registry changes from the devices topic.
+    var deviceUpdates: [DeviceEvent] = []
     /// Replayed deliveries not sent again because the ledger already had them final.
     var suppressed = 0
     /// Retry and dead-letter messages to produce before the offsets may be stored.
     var outgoing: [OutgoingMessage] = []
+    /// A send was cancelled (shutdown): the batch must be left unfinished.
+    var cancelled = false
     /// Recipients that need another attempt, decided on after all sends.
     var retryNeeds: [RetryNeed] = []
 
@@ -78,9 +88,11 @@ struct BatchOutcome: Sendable {
         attempts += other.attempts
         invalidations += other.invalidations
         rejections += other.rejections
+        deviceUpdates += other.deviceUpdates
         suppressed += other.suppressed
         outgoing += other.outgoing
         retryNeeds += other.retryNeeds
+        cancelled = cancelled || other.cancelled
     }
 }
 
@@ -93,4 +105,6 @@ struct RetryNeed: Sendable {
     var attempts: Int
     var firstAttemptAt: Date?
     var lastAttemptAt: Date
+    /// Never sent (the client held it back): the retry keeps its attempt number.
+    var notSent = false
 }

@@ -73,6 +73,9 @@ struct OutgoingMessage: Sendable {
     var key: [UInt8]?
     var value: [UInt8]
     var headers: [(name: String, value: [UInt8])]
+    /// For counters: the retry tier name, or the dead-letter category
+    /// (`exhausted`, `invalid`, `undecodable`, `unsupported_schema_version`, `response_lost`).
+    var label: String = ""
 }
 
 /// The worker's topic names, from the configured prefix.
@@ -80,9 +83,12 @@ struct TopicNames: Sendable {
     var intake: String
     var retries: [(tier: RetryTier, topic: String)]
     var deadLetter: String
+    /// Device registry messages (register / unregister).
+    var devices: String
 
     init(prefix: String, tiers: [RetryTier]) {
         intake = "\(prefix).notifications"
+        devices = "\(prefix).devices"
         retries = tiers.map { ($0, "\(prefix).retry.\($0.name)") }
         deadLetter = "\(prefix).dlq"
     }
@@ -93,5 +99,5 @@ struct TopicNames: Sendable {
 
     func isRetryTopic(_ topic: String) -> Bool { retries.contains { $0.topic == topic } }
 
-    var consumed: [String] { [intake] + retries.map(\.topic) }
+    var consumed: [String] { [intake] + retries.map(\.topic) + [devices] }
 }

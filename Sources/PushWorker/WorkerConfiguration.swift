@@ -9,6 +9,8 @@ public struct WorkerConfiguration: Sendable {
     public var worker = Worker()
     public var tls = TLS()
     public var retry = Retry()
+    /// Metrics/health listener and log format.
+    public var observability = ObservabilityConfiguration()
     /// Apps by key (the `app` field of notifications).
     public var apps: [String: App] = [:]
 
@@ -35,6 +37,15 @@ public struct WorkerConfiguration: Sendable {
         public var batchSize = 256
         /// Batches processed at once (sends of all of them overlap).
         public var maxBatchesInFlight = 4
+        /// Messages taken and not yet finished, per worker: at the bound every
+        /// assigned partition is paused (the poll loop keeps polling). Default
+        /// `batchSize × maxBatchesInFlight`; it is also what a killed worker
+        /// can have sent without recording (the duplicate bound).
+        public var maxInFlight: Int?
+        /// Messages in flight per partition: at the bound that partition is paused.
+        public var maxInFlightPerPartition = 512
+        /// The effective total in-flight bound.
+        public var inFlightLimit: Int { maxInFlight ?? batchSize * maxBatchesInFlight }
         /// Attempts made inside one worker before a transient failure is given up on.
         public var maxInlineAttempts = 3
         /// How long SIGTERM waits for in-flight work.
@@ -49,6 +60,10 @@ public struct WorkerConfiguration: Sendable {
         public var maxAttempts = 5
         public var baseDelay: Duration = .seconds(5)
         public var tiers = RetryTier.defaults
+        /// Provider circuit breaker overrides (`retry.circuit_breaker`): when an
+        /// open circuit lets held-back requests try again. nil: the providers' defaults.
+        public var circuitOpenDuration: Duration?
+        public var circuitMinimumRequests: Int?
         public var policy: RetryPolicy { RetryPolicy(maxAttempts: maxAttempts, baseDelay: baseDelay, tiers: tiers) }
     }
 
@@ -56,6 +71,8 @@ public struct WorkerConfiguration: Sendable {
         /// Extra CA bundle to trust for provider hosts (nil: the system store).
         public var caBundlePath: String?
         public var maxConnectionsPerHost = 2
+        /// Outbound HTTP CONNECT proxy for provider traffic (`http://proxy:3128`).
+        public var proxy: String?
     }
 
     /// One app's providers and credentials.
@@ -94,9 +111,11 @@ extension WorkerConfiguration {
     /// Loads a JSON configuration file, then applies environment overrides:
     /// `PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS`, `PUSHFLEET_KAFKA_GROUP_ID`,
     /// `PUSHFLEET_KAFKA_TOPIC_PREFIX`, `PUSHFLEET_DATABASE_URL`, `PUSHFLEET_WORKER_ID`,
-    /// `PUSHFLEET_CA_BUNDLE`.
+    /// `PUSHFLEET_CA_BUNDLE`, `PUSHFLEET_HTTPS_PROXY`, and the observability ones
+    /// (`PUSHFLEET_OBSERVABILITY_LISTEN`, `PUSHFLEET_LOG_FORMAT`, `PUSHFLEET_LOG_LEVEL`).
     public static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> WorkerConfiguration {
         var config = WorkerConfiguration()
+        var root: JSONValue?
         if let path {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw ConfigurationError(key: "--config", problem: "cannot read \(path)")
@@ -106,7 +125,9 @@ extension WorkerConfiguration {
                 throw ConfigurationError(key: "--config", problem: "\(path) is not valid JSON: \(error.message)")
             }
             try config.apply(json)
+            root = json
         }
+        config.observability = try ObservabilityConfiguration.parse(root, environment: environment)
         config.applyEnvironment(environment)
         try config.validate()
         return config
@@ -139,6 +160,8 @@ extension WorkerConfiguration {
             worker.batchSize = try wr.int("batch_size") ?? worker.batchSize
             worker.maxBatchesInFlight = try wr.int("max_batches_in_flight") ?? worker.maxBatchesInFlight
             worker.maxInlineAttempts = try wr.int("max_inline_attempts") ?? worker.maxInlineAttempts
+            worker.maxInFlight = try wr.int("max_in_flight") ?? worker.maxInFlight
+            worker.maxInFlightPerPartition = try wr.int("max_in_flight_per_partition") ?? worker.maxInFlightPerPartition
             if let s = try wr.int("drain_timeout_seconds") { worker.drainTimeout = .seconds(s) }
             if let s = try wr.int("revoke_drain_timeout_seconds") { worker.revokeDrainTimeout = .seconds(s) }
         }
@@ -146,6 +169,17 @@ extension WorkerConfiguration {
             let rr = ConfigReader(json: rt, path: "retry.")
             retry.maxAttempts = try rr.int("max_attempts") ?? retry.maxAttempts
             if let s = try rr.int("base_delay_ms") { retry.baseDelay = .milliseconds(s) }
+            if let cb = rr.object("circuit_breaker") {
+                let cr = ConfigReader(json: cb, path: "retry.circuit_breaker.")
+                if let ms = try cr.int("open_ms") {
+                    guard ms > 0 else { throw ConfigurationError(key: "retry.circuit_breaker.open_ms", problem: "must be positive") }
+                    retry.circuitOpenDuration = .milliseconds(ms)
+                }
+                if let n = try cr.int("minimum_requests") {
+                    guard n > 0 else { throw ConfigurationError(key: "retry.circuit_breaker.minimum_requests", problem: "must be positive") }
+                    retry.circuitMinimumRequests = n
+                }
+            }
             if case .array(let items)? = rt["tiers"] {
                 var tiers: [RetryTier] = []
                 for (i, item) in items.enumerated() {
@@ -162,6 +196,7 @@ extension WorkerConfiguration {
             let tr = ConfigReader(json: t, path: "tls.")
             tls.caBundlePath = try tr.string("ca_bundle")
             tls.maxConnectionsPerHost = try tr.int("max_connections_per_host") ?? tls.maxConnectionsPerHost
+            tls.proxy = try tr.string("proxy")
         }
         if let a = r.object("apps"), case .object(let members) = a {
             for (name, appJSON) in members {
@@ -177,12 +212,19 @@ extension WorkerConfiguration {
         if let v = env["PUSHFLEET_DATABASE_URL"] { database.url = v }
         if let v = env["PUSHFLEET_WORKER_ID"] { worker.id = v }
         if let v = env["PUSHFLEET_CA_BUNDLE"] { tls.caBundlePath = v }
+        if let v = env["PUSHFLEET_HTTPS_PROXY"] { tls.proxy = v.isEmpty ? nil : v }
     }
 
     func validate() throws {
         if kafka.bootstrapServers.isEmpty { throw ConfigurationError(key: "kafka.bootstrap_servers", problem: "must not be empty") }
         if !(1...10_000).contains(worker.batchSize) { throw ConfigurationError(key: "worker.batch_size", problem: "must be 1...10000") }
         if !(1...64).contains(worker.maxBatchesInFlight) { throw ConfigurationError(key: "worker.max_batches_in_flight", problem: "must be 1...64") }
+        if let n = worker.maxInFlight, !(1...1_000_000).contains(n) {
+            throw ConfigurationError(key: "worker.max_in_flight", problem: "must be 1...1000000")
+        }
+        if !(1...1_000_000).contains(worker.maxInFlightPerPartition) {
+            throw ConfigurationError(key: "worker.max_in_flight_per_partition", problem: "must be 1...1000000")
+        }
         if !(1...10).contains(worker.maxInlineAttempts) { throw ConfigurationError(key: "worker.max_inline_attempts", problem: "must be 1...10") }
         if !(1...100).contains(database.poolSize) { throw ConfigurationError(key: "database.pool_size", problem: "must be 1...100") }
         if !(1...100).contains(retry.maxAttempts) { throw ConfigurationError(key: "retry.max_attempts", problem: "must be 1...100") }

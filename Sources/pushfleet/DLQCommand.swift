@@ -53,15 +53,19 @@ struct DLQReplayCommand: AsyncParsableCommand {
         let consumer = try KafkaConsumer(bootstrapServers: servers, groupID: group, topics: [dlqTopic], logger: logger)
         let producer = try KafkaProducer(bootstrapServers: servers, logger: logger)
         var replayed = 0, skipped = 0, idle = 0
+        let joinDeadline = ContinuousClock.now + .seconds(60)
         do {
             while idle < 10, replayed < limit {
                 let messages = try await consumer.poll(maxMessages: 500, timeout: .milliseconds(500))
-                idle = messages.isEmpty ? idle + 1 : 0
+                // Idle only counts once the group has given us the partitions (joining takes seconds).
+                let assigned = !((try? consumer.assignment()) ?? []).isEmpty || ContinuousClock.now > joinDeadline
+                idle = messages.isEmpty && assigned ? idle + 1 : 0
                 for message in messages {
+                    // At the limit: stop before storing anything further, so the rest stays for a later run.
+                    if replayed >= limit { break }
                     let reason = RetryHeaders(message: message).reason ?? ""
                     let body = String(decoding: message.value, as: UTF8.self)
-                    let chosen = replayed < limit
-                        && (reasonContains.map { reason.contains($0) } ?? true)
+                    let chosen = (reasonContains.map { reason.contains($0) } ?? true)
                         && (notificationID.map { body.lowercased().contains($0.lowercased()) } ?? true)
                     if chosen {
                         say("\(dryRun ? "would replay" : "replay") \(message.topicPartition)@\(message.offset): \(reason.prefix(120))")

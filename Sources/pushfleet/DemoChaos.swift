@@ -66,6 +66,12 @@ struct DemoChaos {
                 try cluster.setBrokerDown(2)
                 brokerUpAt = ContinuousClock.now + .seconds(5)
                 record("at \(percent(progress)): broker 2 down for 5 s")
+                // Up again on time even if the caller's loop is stuck behind the down broker
+                // (a produce to a partition it leads waits for it): no fault may outlive its slot.
+                Task.detached {
+                    try? await Task.sleep(for: .seconds(5))
+                    try? cluster.setBrokerUp(2)
+                }
             } catch { record("broker down failed: \(error)") }
         }
         if let up = brokerUpAt, ContinuousClock.now >= up {

@@ -25,6 +25,11 @@ struct DemoFaults {
     /// The worker's `retry` section.
     var retryConfig: JSONValue {
         var members: [(key: String, value: JSONValue)] = [("max_attempts", .int(Int64(maxAttempts)))]
+        if !scenarios.isEmpty {
+            // Injected 5xx trip the provider circuit breakers; a demo cannot wait out the
+            // production 30 s open time per round, so circuits re-probe after 1 s.
+            members.append(("circuit_breaker", .object([("open_ms", .int(1000))])))
+        }
         if let ms = retryDelayMs {
             members.append(("base_delay_ms", .int(Int64(ms))))
             members.append(("tiers", .array(zip(["5s", "1m", "10m"], [1, 2, 4]).map { name, factor in

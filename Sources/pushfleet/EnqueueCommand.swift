@@ -14,6 +14,9 @@ struct EnqueueCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Topic prefix: publishes to <prefix>.notifications.")
     var topicPrefix = "push"
 
+    @Option(name: .long, help: "Publish to this topic instead of <prefix>.notifications (e.g. seed <prefix>.dlq in a test).")
+    var topic: String?
+
     @Flag(name: .long, help: "Publish messages that fail validation too (to exercise rejection paths).")
     var allowInvalid = false
 
@@ -41,7 +44,7 @@ struct EnqueueCommand: AsyncParsableCommand {
                 messages.append((file, Array(data)))
             }
         }
-        let publisher = try NotificationPublisher(bootstrapServers: servers, topicPrefix: topicPrefix, logger: logger)
+        let publisher = try NotificationPublisher(bootstrapServers: servers, topicPrefix: topicPrefix, topic: topic, logger: logger)
         var published = 0
         var refused = 0
         do {

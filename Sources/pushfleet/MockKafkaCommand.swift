@@ -11,7 +11,7 @@ struct MockKafkaCommand: AsyncParsableCommand {
     var brokers = 3
 
     @Option(name: .long, help: "Topics to create, as name:partitions (repeatable).")
-    var topic: [String] = ["push.notifications:6", "push.retry.5s:3", "push.retry.1m:3", "push.retry.10m:3", "push.dlq:3", "push.devices:3"]
+    var topic: [String] = ["push.notifications:6", "push.retry.5s:3", "push.retry.1m:3", "push.retry.10m:3", "push.dlq:3", "push.devices:3", "push.receipts:3"]
 
     @Option(name: .long, help: "Write the bootstrap servers to this file once ready.")
     var bootstrapFile: String?

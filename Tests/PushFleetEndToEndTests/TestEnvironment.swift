@@ -77,14 +77,26 @@ enum TestEnvironment {
 }
 
 extension TestEnvironment {
+    /// Seconds a demo of `deliveries` may take before it counts as stuck: a
+    /// floor for start-up and faults plus a rate a loaded 2-core machine
+    /// running a debug build still reaches (25 deliveries/s, ten times below
+    /// what an idle one does), times `PUSHFLEET_E2E_TIMEOUT_SCALE` (default 1)
+    /// for slower machines. A ceiling, not an expectation: a healthy run ends
+    /// as soon as everything is final.
+    static func demoTimeout(deliveries: Int) -> Int {
+        let scale = ProcessInfo.processInfo.environment["PUSHFLEET_E2E_TIMEOUT_SCALE"].flatMap(Double.init) ?? 1
+        return Int((120 + Double(deliveries) / 25) * max(scale, 0.1))
+    }
+
     /// Runs `pushfleet demo` against `database` with two workers and returns its summary JSON.
-    static func runDemo(_ binary: String, database: TestDatabase, extra: [String]) async throws -> JSONValue {
+    static func runDemo(_ binary: String, database: TestDatabase, deliveries: Int, extra: [String]) async throws -> JSONValue {
         let summaryPath = NSTemporaryDirectory() + "e2e-summary-\(UUID().uuidString).json"
         let workDir = NSTemporaryDirectory() + "e2e-work-\(UUID().uuidString)"
+        let timeout = demoTimeout(deliveries: deliveries)
         let run = try await TestEnvironment.run(binary, [
-            "demo", "--database-url", database.url, "--workers", "2", "--timeout", "240",
+            "demo", "--database-url", database.url, "--workers", "2", "--timeout", "\(timeout)",
             "--summary-json", summaryPath, "--work-dir", workDir, "--log-level", "warning",
-        ] + extra, timeout: .seconds(400))
+        ] + extra, timeout: .seconds(timeout + 120))
         let logs = (try? FileManager.default.contentsOfDirectory(atPath: workDir))?.filter { $0.hasSuffix(".log") }
             .map { (try? String(contentsOfFile: workDir + "/" + $0, encoding: .utf8)) ?? "" }.joined(separator: "\n") ?? ""
         try? FileManager.default.removeItem(atPath: workDir)
@@ -143,4 +155,49 @@ struct TestDatabase {
 extension PostgresRow {
     /// A count column as Int (nil when NULL or not a number).
     func count(_ column: String) -> Int? { self[column].flatMap { Int($0) } }
+}
+
+/// A child process running in the background (a worker, the mock cluster),
+/// its output in a file; stopped with SIGTERM (then SIGKILL) and reaped.
+final class BackgroundProcess {
+    let pid: pid_t
+    let outputPath: String
+
+    init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        outputPath = NSTemporaryDirectory() + "e2e-bg-\(UUID().uuidString).log"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // The arguments and `environment` are the truth: drop PUSHFLEET_* inherited from
+        // scripts/with-postgres.sh (its PUSHFLEET_DATABASE_URL would override a config file).
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHFLEET_") }
+        for (k, v) in environment { env[k] = v }
+        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for p in argv + envp { free(p) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        guard spawned == 0 else { throw TestFailure("cannot start \(path): errno \(spawned)") }
+        self.pid = pid
+    }
+
+    var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+    /// SIGTERM, up to `grace` for an exit, then SIGKILL. Returns the exit status (128+signal if killed).
+    @discardableResult
+    func stop(grace: Duration = .seconds(30)) async -> Int32 {
+        kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + grace
+        var status: Int32 = 0
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid || r < 0 { break }
+            if ContinuousClock.now > deadline { kill(pid, SIGKILL) }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        try? FileManager.default.removeItem(atPath: outputPath)
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
 }

@@ -1,0 +1,85 @@
+import Foundation
+import PushCore
+import PushPostgres
+
+extension OutcomeStore {
+    /// A device a user id resolved to.
+    struct UserDevice: Sendable, Hashable {
+        var token: String
+        var platform: Platform
+    }
+
+    /// The valid (not invalidated) devices of each (app, user id), in one query
+    /// for the whole batch. Pairs with no valid device are absent.
+    func devices(of users: Set<AppUser>) async throws -> [AppUser: [UserDevice]] {
+        guard !users.isEmpty else { return [:] }
+        let pairs = Array(users)
+        let rows = try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                SELECT d.app AS a, d.user_id AS u, d.platform AS p, d.token AS t
+                FROM (SELECT DISTINCT a, u FROM unnest($1::text[], $2::text[]) AS x(a, u)) k
+                JOIN devices d ON d.app = k.a AND d.user_id = k.u AND d.invalidated_at IS NULL
+                ORDER BY d.app, d.user_id, d.platform, d.token
+                """,
+                [.textArray(pairs.map(\.app)), .textArray(pairs.map(\.userID))])
+        }
+        var result: [AppUser: [UserDevice]] = [:]
+        for row in rows.rows {
+            guard let a = row["a"], let u = row["u"], let t = row["t"], let p = row["p"].flatMap(Platform.init(rawValue:)) else { continue }
+            result[AppUser(app: a, userID: u), default: []].append(UserDevice(token: t, platform: p))
+        }
+        return result
+    }
+
+    /// Applies registry messages with two batched statements. `registered_at`
+    /// is the latest registration (what the APNs 410 rule compares against),
+    /// `first_registered_at` the first; a registration newer than the
+    /// invalidation makes the token valid again; an unregistration newer than
+    /// the latest registration invalidates it with reason `unregistered`.
+    /// Order-independent: replays and reordered messages end in the same state.
+    static func applyDeviceEvents(_ events: [DeviceEvent], on c: PostgresConnection) async throws {
+        let registers = events.filter { $0.action == .register }
+        let unregisters = events.filter { $0.action == .unregister }
+        func binds(_ e: [DeviceEvent]) -> [PostgresValue] {
+            [.textArray(e.map(\.app)), .textArray(e.map(\.platform.rawValue)), .textArray(e.map(\.token)),
+             .textArray(e.map(\.userID)), .textArray(e.map(\.environment)), .timestampArray(e.map(\.at))]
+        }
+        if !registers.isEmpty {
+            try await c.query(
+                """
+                INSERT INTO devices AS d (app, platform, token, user_id, environment, registered_at, first_registered_at, last_seen_at)
+                SELECT DISTINCT ON (a, p, t) a, p, t, u, e, w, w, w
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[]) AS x(a, p, t, u, e, w)
+                ORDER BY a, p, t, w DESC
+                ON CONFLICT (app, platform, token) DO UPDATE SET
+                    user_id = CASE WHEN EXCLUDED.registered_at >= d.registered_at THEN EXCLUDED.user_id ELSE d.user_id END,
+                    environment = CASE WHEN EXCLUDED.registered_at >= d.registered_at THEN EXCLUDED.environment ELSE d.environment END,
+                    registered_at = GREATEST(d.registered_at, EXCLUDED.registered_at),
+                    first_registered_at = LEAST(d.first_registered_at, d.registered_at, EXCLUDED.registered_at),
+                    last_seen_at = GREATEST(d.last_seen_at, EXCLUDED.last_seen_at),
+                    invalid_reason = CASE WHEN d.invalidated_at < EXCLUDED.registered_at THEN NULL ELSE d.invalid_reason END,
+                    invalidated_at = CASE WHEN d.invalidated_at < EXCLUDED.registered_at THEN NULL ELSE d.invalidated_at END
+                """, binds(registers))
+        }
+        if !unregisters.isEmpty {
+            try await c.query(
+                """
+                INSERT INTO devices AS d (app, platform, token, user_id, environment, registered_at, first_registered_at,
+                                          last_seen_at, invalidated_at, invalid_reason)
+                SELECT DISTINCT ON (a, p, t) a, p, t, u, e, w, w, w, w, 'unregistered'
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[]) AS x(a, p, t, u, e, w)
+                ORDER BY a, p, t, w DESC
+                ON CONFLICT (app, platform, token) DO UPDATE SET
+                    invalidated_at = EXCLUDED.invalidated_at, invalid_reason = 'unregistered'
+                WHERE d.invalidated_at IS NULL AND d.registered_at <= EXCLUDED.invalidated_at
+                """, binds(unregisters))
+        }
+    }
+}
+
+/// A user of an app, as a notification names it.
+struct AppUser: Sendable, Hashable {
+    var app: String
+    var userID: String
+}

@@ -1,0 +1,144 @@
+import Foundation
+import PushCore
+import PushKafka
+
+extension PushWorkerService {
+    /// The poll loop. It never waits for a batch: batches run as child tasks
+    /// and complete on their own; at the in-flight bound the loop pauses the
+    /// assigned partitions and keeps polling (the poll returns nothing,
+    /// rebalance callbacks keep running, the member stays in the group), and
+    /// resumes exactly what it paused once below the bound.
+    func consume(_ context: BatchContext, revoked: Locked<[KafkaTopicPartition]>) async throws {
+        let batchSize = configuration.worker.batchSize
+        let totalLimit = configuration.worker.inFlightLimit
+        let partitionLimit = configuration.worker.maxInFlightPerPartition
+        var delayed = DelayedPartitions()
+        var pauses = PartitionPauses()
+        try await withThrowingDiscardingTaskGroup { group in
+            // One batch per partition: a revoke then waits only for that partition's work,
+            // and a slow partition (leader down, retries due) holds back no other.
+            func dispatch(_ messages: [KafkaMessage]) {
+                var byPartition: [KafkaTopicPartition: [KafkaMessage]] = [:]
+                for m in messages { byPartition[m.topicPartition, default: []].append(m) }
+                for (_, batch) in byPartition {
+                    let ticket = context.book.dispatch(batch)
+                    group.addTask { try await self.runBatch(batch, ticket: ticket, context) }
+                }
+            }
+            func forget(_ gone: [KafkaTopicPartition]) {
+                delayed.drop(gone)
+                pauses.drop(gone)
+            }
+            while !isStopping {
+                if let failure = batchFailure.withLock({ $0 }) { throw failure }
+                let throttled = !pauses.partitions(.backpressure).isEmpty
+                // While throttled, poll briefly so a resume follows a completion closely.
+                let polled = try await context.consumer.poll(
+                    maxMessages: batchSize, timeout: throttled ? .milliseconds(10) : .milliseconds(100))
+                health?.heartbeat()
+                forget(revoked.withLock { r in defer { r = [] }; return r })
+                let now = Date()
+                for tp in delayed.due(at: now, releaseInto: { dispatch($0) }) where pauses.remove(.delayedRetry, tp) {
+                    try? context.consumer.resume([tp])
+                }
+                if !polled.isEmpty {
+                    count(polled)
+                    var ready: [KafkaMessage] = []
+                    for message in context.book.begin(polled) {
+                        let due = topics.isRetryTopic(message.topic) ? RetryHeaders(message: message).dueAt : nil
+                        if delayed.hold(message, dueAt: due, now: now) {
+                            if delayed.justPaused(message.topicPartition), pauses.add(.delayedRetry, message.topicPartition) {
+                                try? context.consumer.pause([message.topicPartition])
+                            }
+                        } else {
+                            ready.append(message)
+                        }
+                    }
+                    dispatch(ready)
+                }
+                applyBackpressure(&pauses, context, total: totalLimit, perPartition: partitionLimit)
+            }
+            try await drain(context, revoked: revoked, forget: forget, cancel: { group.cancelAll() })
+        }
+    }
+
+    /// Pauses partitions at the in-flight bound and resumes those backpressure paused.
+    private func applyBackpressure(_ pauses: inout PartitionPauses, _ context: BatchContext, total: Int, perPartition: Int) {
+        let inFlight = context.book.inFlightByPartition()
+        let change = pauses.backpressure(inFlight: inFlight, total: total, perPartition: perPartition)
+        if !change.pause.isEmpty { try? context.consumer.pause(change.pause) }
+        if !change.resume.isEmpty { try? context.consumer.resume(change.resume) }
+        let throttled = pauses.partitions(.backpressure).count
+        let sum = inFlight.values.reduce(0, +)
+        counters.withLock {
+            $0.inFlight = sum
+            $0.partitionsBackpressured = throttled
+            $0.backpressurePauses += change.pause.count
+        }
+    }
+
+    private func count(_ polled: [KafkaMessage]) {
+        var byTopic: [String: Int] = [:]
+        for m in polled { byTopic[m.topic, default: 0] += 1 }
+        counters.withLock { c in for (t, n) in byTopic { c.consumedByTopic[t, default: 0] += n } }
+    }
+
+    /// One batch as a child task. A cancelled batch (drain timeout) is left
+    /// unfinished: nothing stored, its offsets stay in flight.
+    private func runBatch(_ messages: [KafkaMessage], ticket: OffsetBook.Ticket, _ context: BatchContext) async throws {
+        do {
+            try await handle(messages, ticket: ticket, context)
+        } catch where Task.isCancelled || error is CancellationError {
+            context.book.abandon(ticket)
+        } catch {
+            // Stop taking new work at once: this batch's offsets stay unstored.
+            context.book.abandon(ticket)
+            batchFailure.withLock { $0 = $0 ?? error }
+            throw error
+        }
+    }
+
+    /// Shutdown: pause everything, keep polling (rebalances are still served)
+    /// while the batches already taken finish, bounded by the drain timeout;
+    /// then cancel what is left (left unfinished, offsets unstored).
+    private func drain(_ context: BatchContext, revoked: Locked<[KafkaTopicPartition]>,
+                       forget: ([KafkaTopicPartition]) -> Void, cancel: () -> Void) async throws {
+        if let assigned = try? context.consumer.assignment() {
+            try? context.consumer.pause(assigned.filter { !context.consumer.pausedPartitions.contains($0) })
+        }
+        let deadline = ContinuousClock.now + configuration.worker.drainTimeout
+        while context.book.dispatchedTotal() > 0, ContinuousClock.now < deadline {
+            if batchFailure.withLock({ $0 }) != nil { break }
+            // Messages fetched before the pause are ignored: never begun, never stored.
+            _ = try? await context.consumer.poll(maxMessages: 1000, timeout: .milliseconds(50))
+            forget(revoked.withLock { r in defer { r = [] }; return r })
+        }
+        let left = context.book.dispatchedTotal()
+        if left > 0 {
+            logger.warning("drain timed out; unfinished messages are left unstored and will be redelivered",
+                           metadata: ["worker.messages_in_flight": "\(left)"])
+            cancel()
+        }
+    }
+
+    /// Commits the stored offsets once more before closing. A commit during a
+    /// rebalance fails with REBALANCE_IN_PROGRESS: poll (nothing is taken: all
+    /// partitions are paused and polled messages are ignored) so the rebalance
+    /// is served, and try again, a bounded number of times.
+    func finalCommit(_ consumer: KafkaConsumer) async {
+        for attempt in 1...5 {
+            do {
+                try await consumer.commit()
+                return
+            } catch let error as KafkaError where attempt < 5 && (error.isRebalanceInProgress || error.isRetriable) {
+                logger.info("final commit deferred; serving the rebalance first",
+                            metadata: ["error": "\(error)", "worker.attempt": "\(attempt)"])
+                _ = try? await consumer.poll(maxMessages: 1000, timeout: .milliseconds(200 * attempt))
+            } catch {
+                logger.warning("final offset commit failed; the next owner resumes from the last committed offset and the ledger suppresses re-sends",
+                               metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+}

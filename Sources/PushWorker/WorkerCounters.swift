@@ -1,0 +1,77 @@
+import PushCore
+
+/// Worker totals since start, for logs, tests and the metrics the
+/// executable exports (see `pushfleet_*` in the README).
+public struct WorkerCounters: Sendable {
+    /// Batches finished (outcomes written, offsets stored).
+    public var batches = 0
+    /// Messages of finished batches.
+    public var messages = 0
+    /// Delivery records written (one per notification × device per batch).
+    public var deliveries = 0
+    /// Deliveries not sent because the ledger (or the same batch) had them already:
+    /// `pushfleet_suppressed_duplicates_total`.
+    public var suppressed = 0
+    /// Intake messages rejected (undecodable, unknown version, invalid).
+    public var rejectedMessages = 0
+    /// Retry and dead-letter messages produced.
+    public var produced = 0
+    /// Messages taken from each topic: `pushfleet_messages_consumed_total{topic}`.
+    public var consumedByTopic: [String: Int] = [:]
+    /// Deliveries by outcome: `pushfleet_notifications_sent_total{provider,app,status,reason}`.
+    public var sent: [SentKey: Int] = [:]
+    /// Retry messages produced per tier name: `pushfleet_retries_total{tier}`.
+    public var retriesByTier: [String: Int] = [:]
+    /// Dead letters per short category (`exhausted`, `invalid`, `undecodable`,
+    /// `unsupported_version`, `response_lost`): `pushfleet_dead_letters_total{reason}`.
+    public var deadLettersByReason: [String: Int] = [:]
+    /// Provider requests re-sent inline after a transport failure with no HTTP status.
+    public var resentWithoutStatus: [Provider: Int] = [:]
+    /// Messages taken and not yet finished right now: `pushfleet_in_flight`.
+    public var inFlight = 0
+    /// Partitions assigned right now: `pushfleet_partitions_assigned`.
+    public var partitionsAssigned = 0
+    /// Partitions paused by backpressure right now.
+    public var partitionsBackpressured = 0
+    /// Times a partition was paused because the in-flight bound was reached.
+    public var backpressurePauses = 0
+    /// User-id recipients that had no valid device for the app.
+    public var usersWithoutDevices = 0
+    /// Outcome transactions committed, and their total time (`pushfleet_batch_commit_seconds`
+    /// is fed per transaction through `WorkerObserver`).
+    public var outcomeCommits = 0
+    public var outcomeCommitSeconds = 0.0
+    /// Device registry messages applied (register + unregister).
+    public var deviceUpdates = 0
+
+    /// The labels of `pushfleet_notifications_sent_total`.
+    public struct SentKey: Sendable, Hashable {
+        public var provider: Provider
+        public var app: String
+        public var status: DeliveryStatus
+        /// Provider reason or the worker's own (`Expired`, `NoValidDevices`); "" for none.
+        public var reason: String
+    }
+
+    public init() {}
+}
+
+/// Per-event hooks for what counters cannot carry (latency histograms).
+/// All methods have empty defaults; the executable passes its metrics.
+public protocol WorkerObserver: Sendable {
+    /// One provider HTTP round trip (request submitted → response or failure).
+    func providerRoundTrip(provider: Provider, seconds: Double)
+    /// Notification `created_at` → provider acceptance.
+    func enqueueToAccepted(provider: Provider, seconds: Double)
+    /// One PostgreSQL outcome transaction took `seconds`.
+    func batchCommitted(seconds: Double)
+}
+
+extension WorkerObserver {
+    public func providerRoundTrip(provider: Provider, seconds: Double) {}
+    public func enqueueToAccepted(provider: Provider, seconds: Double) {}
+    public func batchCommitted(seconds: Double) {}
+}
+
+/// Observes nothing.
+struct NoWorkerObserver: WorkerObserver {}

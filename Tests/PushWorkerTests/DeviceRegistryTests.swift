@@ -1,0 +1,97 @@
+import Foundation
+import PushCore
+import PushPostgres
+import XCTest
+@testable import PushWorker
+
+/// The device registry in real PostgreSQL: registration times, re-registration
+/// after invalidation, unregistration, and the APNs 410 timestamp rule, all
+/// through the worker's own statements (`OutcomeStore.write`).
+final class DeviceRegistryTests: XCTestCase {
+    let t0 = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 3600).rounded(.down))
+    let app = "com.example.registry"
+
+    private func event(_ token: String, _ action: DeviceEvent.Action, at seconds: Double, user: String? = "u1") -> DeviceEvent {
+        DeviceEvent(app: app, platform: .ios, token: token, userID: user, environment: "production", action: action,
+                    at: t0.addingTimeInterval(seconds))
+    }
+
+    private func state(_ db: AnalyticsDatabase, _ token: String) async throws
+        -> (registered: Date?, first: Date?, invalidated: Date?, reason: String?, user: String?)
+    {
+        let rows = try await db.connection.query(
+            "SELECT registered_at, first_registered_at, invalidated_at, invalid_reason, user_id FROM devices WHERE app = $1 AND token = $2",
+            [.text(app), .text(token)])
+        let row = try XCTUnwrap(rows.first)
+        return (try row.date("registered_at"), try row.date("first_registered_at"), try row.date("invalidated_at"),
+                row["invalid_reason"], row["user_id"])
+    }
+
+    func testRegisteredAtIsTheLatestRegistrationAndFirstIsKeptInAnyOrder() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        let store = OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger)
+        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 100, user: "new")]))
+        // An older registration arrives later (replay, reordering): it moves nothing forward.
+        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 10, user: "old")]))
+        let s = try await state(db, "tok")
+        XCTAssertEqual(s.registered, t0.addingTimeInterval(100))
+        XCTAssertEqual(s.first, t0.addingTimeInterval(10))
+        XCTAssertEqual(s.user, "new", "the latest registration's user")
+        XCTAssertNil(s.invalidated)
+        await pool.close()
+    }
+
+    func testAPNs410OlderThanTheLatestRegistrationDoesNotInvalidate() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        let store = OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger)
+        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 0), event("tok", .register, at: 200)]))
+        // APNs says the token died at t0+100: the app registered it again at t0+200.
+        try await store.write(BatchOutcome(invalidations: [
+            TokenInvalidation(app: app, platform: .ios, token: "tok", since: t0.addingTimeInterval(100), reason: "Unregistered"),
+        ]))
+        var s = try await state(db, "tok")
+        XCTAssertNil(s.invalidated, "a 410 older than the latest registration must not invalidate")
+        // A 410 newer than the registration does.
+        try await store.write(BatchOutcome(invalidations: [
+            TokenInvalidation(app: app, platform: .ios, token: "tok", since: t0.addingTimeInterval(300), reason: "Unregistered"),
+        ]))
+        s = try await state(db, "tok")
+        XCTAssertEqual(s.invalidated, t0.addingTimeInterval(300))
+        XCTAssertEqual(s.reason, "Unregistered")
+        await pool.close()
+    }
+
+    func testReRegistrationAfterInvalidationRevalidatesAndUnregisterInvalidates() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        let store = OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger)
+        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 0)]))
+        try await store.write(BatchOutcome(invalidations: [
+            TokenInvalidation(app: app, platform: .ios, token: "tok", since: t0.addingTimeInterval(50), reason: "Unregistered"),
+        ]))
+        // A registration OLDER than the invalidation leaves it invalid …
+        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 40)]))
+        var s = try await state(db, "tok")
+        XCTAssertEqual(s.invalidated, t0.addingTimeInterval(50))
+        // … a newer one makes it valid again.
+        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 60)]))
+        s = try await state(db, "tok")
+        XCTAssertNil(s.invalidated)
+        XCTAssertNil(s.reason)
+        XCTAssertEqual(s.registered, t0.addingTimeInterval(60))
+
+        // Unregister older than the latest registration: ignored. Newer: invalidates.
+        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .unregister, at: 55)]))
+        s = try await state(db, "tok")
+        XCTAssertNil(s.invalidated)
+        // Register and a later unregister in ONE batch: the unregistration wins, whatever the order.
+        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .unregister, at: 80), event("tok", .register, at: 70)]))
+        s = try await state(db, "tok")
+        XCTAssertEqual(s.invalidated, t0.addingTimeInterval(80))
+        XCTAssertEqual(s.reason, "unregistered")
+        XCTAssertEqual(s.registered, t0.addingTimeInterval(70))
+        await pool.close()
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import PushCore
+import PushKafka
+import PushPostgres
+import XCTest
+@testable import PushWorker
+
+/// User-id recipients resolve to the user's valid devices (one query per
+/// batch); a user without one gets a recorded `NoValidDevices` outcome; FCM
+/// topic/condition targets become deliveries keyed `topic:` / `condition:`.
+/// Real PostgreSQL; no app is configured, so nothing is sent (each device's
+/// outcome is `rejected UnknownApp`, which still shows what was resolved).
+final class RecipientResolutionTests: XCTestCase {
+    static let app = "com.example.resolve"
+
+    static func message(_ json: String, offset: Int64, topic: String = "push.notifications") -> KafkaMessage {
+        KafkaMessage(topic: topic, partition: 0, offset: offset, key: nil, value: Array(json.utf8))
+    }
+
+    static func notification(id: UUID, recipients: String) -> String {
+        """
+        {"schema_version": 1, "id": "\(id.uuidString.lowercased())", "app": "\(app)",
+         "created_at": "\(Timestamps.format(Date()))", "recipients": [\(recipients)],
+         "alert": {"title": "t", "body": "b"}}
+        """
+    }
+
+    static func processor(_ pool: PostgresPool) throws -> BatchProcessor {
+        let logger = AnalyticsDatabase.logger
+        let configuration = WorkerConfiguration()
+        return BatchProcessor(
+            router: try ProviderRouter(configuration: configuration, logger: logger),
+            store: OutcomeStore(pool: pool, logger: logger),
+            topics: TopicNames(prefix: "push", tiers: RetryTier.defaults), retryPolicy: configuration.retry.policy,
+            maxInlineAttempts: 1, maxConcurrentSends: 8, counters: Locked(WorkerCounters()), observer: NoWorkerObserver(),
+            logger: logger)
+    }
+
+    func testUserIDsResolveToValidDevicesAndAUserWithoutOneIsRecorded() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        defer { Task { await pool.close() } }
+        let now = Date()
+        let register = { (token: String, platform: Platform, user: String) in
+            DeviceEvent(app: Self.app, platform: platform, token: token, userID: user, environment: "production",
+                        action: .register, at: now.addingTimeInterval(-60))
+        }
+        try await OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger).write(BatchOutcome(deviceUpdates: [
+            register("ios-token-a", .ios, "alice"), register("android-token-a", .android, "alice"),
+            register("ios-token-dead", .ios, "alice"), register("ios-token-b", .ios, "bob"),
+            DeviceEvent(app: Self.app, platform: .ios, token: "ios-token-dead", userID: "alice", environment: "production",
+                        action: .unregister, at: now.addingTimeInterval(-30)),
+            DeviceEvent(app: "other.app", platform: .ios, token: "ios-token-c", userID: "carol", environment: "production",
+                        action: .register, at: now),
+        ]))
+        let first = UUID(), second = UUID()
+        let outcome = try await Self.processor(pool).process([
+            Self.message(Self.notification(id: first, recipients: #"{"user_id": "alice"}, {"user_id": "carol"}"#), offset: 0),
+            Self.message(Self.notification(id: second, recipients: #"{"user_id": "bob"}, {"topic": "news"}, {"condition": "'a' in topics"}"#), offset: 1),
+        ])
+        let byNotification = Dictionary(grouping: outcome.deliveries, by: \.key.notificationID)
+        XCTAssertEqual(Set(byNotification[first]?.map(\.key.token) ?? []), ["ios-token-a", "android-token-a", "user:carol"],
+                       "alice's valid devices (not the unregistered one); carol has none in this app")
+        let carol = try XCTUnwrap(byNotification[first]?.first { $0.key.token == "user:carol" })
+        XCTAssertEqual(carol.status, .rejected)
+        XCTAssertEqual(carol.providerReason, "NoValidDevices")
+        XCTAssertNil(carol.platform)
+        XCTAssertEqual(Set(byNotification[second]?.map(\.key.token) ?? []), ["ios-token-b", "topic:news", "condition:'a' in topics"])
+        XCTAssertEqual(byNotification[second]?.first { $0.key.token == "topic:news" }?.platform, .android)
+        XCTAssertTrue(outcome.outgoing.isEmpty, "nothing dead-lettered as unsupported")
+
+        // Written, the no-device outcome is a final ledger row analysts can see.
+        try await OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger).write(outcome)
+        let row = try await db.row("SELECT platform, status, provider_reason, detail FROM deliveries WHERE token = 'user:carol'")
+        XCTAssertEqual(row["platform"], "none")
+        XCTAssertEqual(row["status"], "rejected")
+        XCTAssertEqual(row["provider_reason"], "NoValidDevices")
+        XCTAssertEqual(row["detail"], "no valid devices for user carol in app \(Self.app)")
+    }
+
+    func testFCMTargetsAreRetriedAsTargetsNotAsDevices() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        defer { Task { await pool.close() } }
+        let processor = try Self.processor(pool)
+        let n = try PushNotification.decode(Array(Self.notification(id: UUID(), recipients: #"{"topic": "news"}"#).utf8)).get()
+        let item = BatchProcessor.WorkItem(
+            notification: n, recipient: Recipient(token: "topic:news", platform: .android), fcmTarget: .topic("news"),
+            key: DeliveryKey(notificationID: n.id, token: "topic:news", createdAt: n.createdAt), enqueuedAt: nil,
+            headers: RetryHeaders(), sourceKey: nil)
+        var outcome = BatchOutcome()
+        outcome.retryNeeds = [RetryNeed(item: item, reason: "Unavailable", providerStatus: 503, retryAfter: nil, attempts: 1,
+                                        firstAttemptAt: Date(), lastAttemptAt: Date())]
+        processor.scheduleRetries(&outcome)
+        let retry = try XCTUnwrap(outcome.outgoing.first)
+        XCTAssertEqual(retry.topic, "push.retry.5s")
+        let again = try PushNotification.decode(retry.value).get()
+        XCTAssertEqual(again.fcmTargets, [.topic("news")])
+        XCTAssertEqual(again.recipients, [], "the synthetic key is never sent as a device token")
+    }
+}
