@@ -9,7 +9,8 @@ struct PushFleet: AsyncParsableCommand {
         abstract: "PushFleet: a queue-backed push-notification worker fleet (Kafka → APNs/FCM → PostgreSQL).",
         subcommands: [
             WorkerCommand.self, MigrateCommand.self, EnqueueCommand.self, SimulateCommand.self,
-            MockKafkaCommand.self, DemoCommand.self, DLQCommand.self,
+            MockKafkaCommand.self, DemoCommand.self, DLQCommand.self, BenchCommand.self,
+            MaintainCommand.self, ReportCommand.self,
         ])
 }
 
@@ -33,16 +34,22 @@ enum LoggingBootstrap {
     private static let done = NSLock()
     nonisolated(unsafe) private static var bootstrapped = false
 
+    /// Text lines on standard error (every command but `worker`).
     static func once(level: Logger.Level) {
-        done.lock()
-        defer { done.unlock() }
-        guard !bootstrapped else { return }
-        bootstrapped = true
-        LoggingSystem.bootstrap { label in
+        once { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
+    }
+
+    /// A handler of the caller's choice (the worker: JSON or text, from its configuration).
+    static func once(_ factory: @escaping @Sendable (String) -> any LogHandler) {
+        done.lock()
+        defer { done.unlock() }
+        guard !bootstrapped else { return }
+        bootstrapped = true
+        LoggingSystem.bootstrap(factory)
     }
 }
 

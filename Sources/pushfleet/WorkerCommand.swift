@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Metrics
 import PushWorker
 import ServiceLifecycle
 
@@ -12,26 +13,78 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Configuration file (JSON). Environment overrides: PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS, PUSHFLEET_DATABASE_URL, …")
     var config: String?
 
+    @Flag(name: .long, inversion: .prefixedNo, help: "Also consume device receipts from PREFIX.receipts (env PUSHFLEET_RECEIPTS_ENABLED=0 switches it off).")
+    var receipts = true
+
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
-        let logger = common.makeLogger("pushfleet.worker")
         let configuration: WorkerConfiguration
         do {
             configuration = try WorkerConfiguration.load(path: config ?? ProcessInfo.processInfo.environment["PUSHFLEET_CONFIG"])
         } catch {
-            logger.critical("invalid configuration", metadata: ["error": "\(error)"])
+            common.makeLogger("pushfleet.worker").critical("invalid configuration", metadata: ["error": "\(error)"])
             throw ExitCode(78)  // EX_CONFIG
         }
+        // Logs: the configured format (JSON by default); --log-level wins over file and env.
+        var observability = configuration.observability
+        if let raw = common.logLevel {
+            guard let level = Logger.Level(rawValue: raw.lowercased()) else {
+                common.makeLogger("pushfleet.worker").critical("invalid --log-level", metadata: ["log.level": "\(raw)"])
+                throw ExitCode(78)
+            }
+            observability.logLevel = level
+        }
+        let logConfiguration = observability
+        LoggingBootstrap.once { label in logConfiguration.makeLogHandler(label: label) }
+        var logger = Logger(label: "pushfleet.worker")
+        logger.logLevel = observability.logLevel
+
         if ProcessInfo.processInfo.environment["PUSHFLEET_EXIT_WITH_PARENT"] == "1" {
             exitWithParent(logger: logger)
         }
-        let worker = PushWorkerService(configuration: configuration, logger: logger)
+        // Metrics and health on one listener: /metrics, /health/live, /health/ready.
+        let exposition = PrometheusExposition()
+        MetricsSystem.bootstrap(exposition.factory)
+        let metrics = WorkerMetrics(factory: exposition.factory)
+        let health = HealthState(livenessWindow: observability.livenessWindow)
+        let worker = PushWorkerService(configuration: configuration, logger: logger, observer: metrics, health: health)
+        let server = ObservabilityServer(
+            host: observability.listenHost, port: observability.listenPort,
+            exposition: exposition, health: health, logger: logger,
+            beforeScrape: { Self.export(worker, into: metrics) })
+        // Started first, stopped last: the listener outlives the worker's drain.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server), .init(service: worker)]
+        // Device receipts (PREFIX.receipts, group "<group>.receipts"); on unless switched off.
+        let receiptsEnv = ProcessInfo.processInfo.environment["PUSHFLEET_RECEIPTS_ENABLED"]?.lowercased()
+        if receipts, receiptsEnv != "0", receiptsEnv != "false" {
+            services.append(.init(service: ReceiptConsumerService(
+                configuration: .init(worker: configuration), logger: logger)))
+        }
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: worker)],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
+        Task {
+            if let port = try? await server.boundPort() {
+                logger.info("metrics and health listening", metadata: [
+                    "observability.listen": "\(observability.listenHost):\(port)"])
+            }
+        }
         try await group.run()
+    }
+
+    /// Scrape time: running totals, consumer lag and provider-client counters into the registry.
+    private static func export(_ worker: PushWorkerService, into metrics: WorkerMetrics) {
+        metrics.export(worker.stats)
+        let lag = worker.consumerLag()
+        for entry in lag {
+            metrics.setLag(topic: entry.partition.topic, partition: entry.partition.partition, messages: entry.messages)
+        }
+        metrics.retainLag(assigned: lag.map { ($0.partition.topic, $0.partition.partition) })
+        for client in worker.providerStats() {
+            metrics.export(client.stats, provider: client.provider, app: client.app, host: client.host)
+        }
     }
 }
 

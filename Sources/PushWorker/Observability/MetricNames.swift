@@ -1,0 +1,56 @@
+/// The agreed Prometheus metric names (see the README, "Metrics, health and
+/// logs"). Counters end in `_total`, histograms in `_seconds`.
+public enum MetricNames {
+    public static let messagesConsumed = "pushfleet_messages_consumed_total"
+    public static let notificationsSent = "pushfleet_notifications_sent_total"
+    public static let providerRequest = "pushfleet_provider_request_seconds"
+    public static let enqueueToAccepted = "pushfleet_enqueue_to_accepted_seconds"
+    public static let inFlight = "pushfleet_in_flight"
+    public static let retries = "pushfleet_retries_total"
+    public static let deadLetters = "pushfleet_dead_letters_total"
+    public static let suppressedDuplicates = "pushfleet_suppressed_duplicates_total"
+    public static let consumerLag = "pushfleet_consumer_lag"
+    public static let circuitState = "pushfleet_circuit_state"
+    public static let tokenRefreshes = "pushfleet_token_refreshes_total"
+    public static let resentWithoutStatus = "pushfleet_resent_without_status_total"
+    public static let rateLimited = "pushfleet_rate_limited_total"
+    public static let receipts = "pushfleet_receipts_total"
+    public static let batchCommit = "pushfleet_batch_commit_seconds"
+    public static let partitionsAssigned = "pushfleet_partitions_assigned"
+}
+
+/// Histogram bucket upper bounds, in seconds, per histogram metric.
+public enum MetricBuckets {
+    /// Provider round trip: 1 ms to 10 s.
+    public static let providerRequest: [Double] = [
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]
+    /// Notification `created_at` → accepted by the provider: 5 ms to 10 min
+    /// (retries through the delayed topics land in the upper buckets).
+    public static let enqueueToAccepted: [Double] = [
+        0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
+    ]
+    /// One PostgreSQL outcome transaction: 1 ms to 10 s.
+    public static let batchCommit: [Double] = providerRequest
+
+    /// Buckets by histogram name, as `Duration`s for swift-prometheus's
+    /// `PrometheusMetricsFactory.durationHistogramBuckets` (swift-metrics
+    /// `Timer`s become Prometheus duration histograms there).
+    public static var durationBuckets: [String: [Duration]] {
+        func durations(_ seconds: [Double]) -> [Duration] {
+            seconds.map { .nanoseconds(Int64(($0 * 1e9).rounded())) }
+        }
+        return [
+            MetricNames.providerRequest: durations(providerRequest),
+            MetricNames.enqueueToAccepted: durations(enqueueToAccepted),
+            MetricNames.batchCommit: durations(batchCommit),
+        ]
+    }
+}
+
+/// The ledger state of a host's circuit breaker, as the gauge value.
+public enum CircuitState: Int, Sendable, CaseIterable {
+    case closed = 0
+    case halfOpen = 1
+    case open = 2
+}

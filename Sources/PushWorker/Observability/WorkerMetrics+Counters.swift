@@ -1,0 +1,33 @@
+import PushCore
+
+/// `WorkerMetrics` is the worker's latency observer: pass it as
+/// `PushWorkerService(configuration:logger:observer:)`.
+extension WorkerMetrics: WorkerObserver {}
+
+extension WorkerMetrics {
+    /// Brings the metrics up to `totals` (the worker's `stats`): counters grow
+    /// by what was added since the previous call, gauges take the current
+    /// value. Call it before each scrape (`ObservabilityServer`'s
+    /// `beforeScrape`) or on a timer; concurrent calls never count twice.
+    /// A total that went down (a new worker instance) starts a new baseline.
+    public func export(_ totals: WorkerCounters) {
+        exported.withLock { previous in
+            let last = previous ?? WorkerCounters()
+            for (topic, n) in totals.consumedByTopic { consumed(topic: topic, count: n - (last.consumedByTopic[topic] ?? 0)) }
+            for (key, n) in totals.sent {
+                sent(provider: key.provider, app: key.app, status: key.status, reason: key.reason, count: n - (last.sent[key] ?? 0))
+            }
+            for (tier, n) in totals.retriesByTier { retried(tier: tier, count: n - (last.retriesByTier[tier] ?? 0)) }
+            for (reason, n) in totals.deadLettersByReason {
+                deadLettered(reason: reason, count: n - (last.deadLettersByReason[reason] ?? 0))
+            }
+            for (provider, n) in totals.resentWithoutStatus {
+                resentWithoutStatus(provider: provider, count: n - (last.resentWithoutStatus[provider] ?? 0))
+            }
+            suppressed(count: totals.suppressed - last.suppressed)
+            setInFlight(totals.inFlight)
+            setPartitionsAssigned(totals.partitionsAssigned)
+            previous = totals
+        }
+    }
+}

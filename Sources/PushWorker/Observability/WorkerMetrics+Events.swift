@@ -1,0 +1,89 @@
+import Foundation
+import Metrics
+import PushCore
+
+extension WorkerMetrics {
+    /// One delivery reached `status` (a final status, or `.retrying`).
+    /// `reason` is the provider's reason code or the worker's (`Expired`,
+    /// `UnknownApp`, `Transport(92)`); nil or empty for none.
+    public func sent(provider: Provider, app: String, status: DeliveryStatus, reason: String?, count: Int = 1) {
+        guard count > 0 else { return }
+        counter(MetricNames.notificationsSent, [
+            ("provider", provider.rawValue), label("app", app),
+            ("status", status.sentLabel), label("reason", reason ?? ""),
+        ]).increment(by: count)
+    }
+
+    /// One provider HTTP round trip (request submitted → response or failure).
+    public func providerRoundTrip(provider: Provider, seconds: Double) {
+        record(timer(MetricNames.providerRequest, [("provider", provider.rawValue)]), seconds: seconds)
+    }
+
+    /// Notification `created_at` (or the Kafka timestamp) → provider acceptance.
+    public func enqueueToAccepted(provider: Provider, seconds: Double) {
+        record(timer(MetricNames.enqueueToAccepted, [("provider", provider.rawValue)]), seconds: seconds)
+    }
+
+    /// Notifications currently being delivered.
+    public func setInFlight(_ count: Int) {
+        inFlightCount.withLock { $0 = count }
+        gauge(MetricNames.inFlight).record(count)
+    }
+
+    /// Adds `delta` (+1 when a send starts, -1 when it ends) to the in-flight
+    /// gauge, for callers that do not keep the total themselves.
+    public func addInFlight(_ delta: Int) {
+        let gauge = gauge(MetricNames.inFlight)
+        inFlightCount.withLock { count in
+            count += delta
+            gauge.record(count)
+        }
+    }
+
+    /// A notification scheduled onto a delayed-retry tier (`5s`, `1m`, …).
+    public func retried(tier: String, count: Int = 1) {
+        guard count > 0 else { return }
+        counter(MetricNames.retries, [label("tier", tier)]).increment(by: count)
+    }
+
+    /// A message produced to the dead-letter topic. Pass a short category
+    /// (`exhausted`, `invalid`, `undecodable`, `response_lost`, …), not the
+    /// free-text header: free text becomes `other`.
+    public func deadLettered(reason: String, count: Int = 1) {
+        guard count > 0 else { return }
+        counter(MetricNames.deadLetters, [label("reason", reason)]).increment(by: count)
+    }
+
+    /// Deliveries not sent because the ledger (or the same batch) had them.
+    public func suppressed(count: Int) {
+        guard count > 0 else { return }
+        counter(MetricNames.suppressedDuplicates).increment(by: count)
+    }
+
+    /// A provider host's circuit breaker changed state.
+    public func setCircuitState(host: String, state: CircuitState) {
+        gauge(MetricNames.circuitState, [label("host", host)]).record(state.rawValue)
+    }
+
+    /// A provider token (APNs JWT, FCM OAuth2 access token) was minted or refreshed.
+    public func tokenRefreshed(provider: Provider, app: String) {
+        counter(MetricNames.tokenRefreshes, [("provider", provider.rawValue), label("app", app)]).increment()
+    }
+
+    /// A request re-sent because its connection went away (GOAWAY, reset)
+    /// before any HTTP status arrived.
+    public func resentWithoutStatus(provider: Provider, count: Int = 1) {
+        guard count > 0 else { return }
+        counter(MetricNames.resentWithoutStatus, [("provider", provider.rawValue)]).increment(by: count)
+    }
+
+    /// The provider answered 429 / asked us to slow down.
+    public func rateLimited(provider: Provider, app: String) {
+        counter(MetricNames.rateLimited, [("provider", provider.rawValue), label("app", app)]).increment()
+    }
+
+    /// One PostgreSQL outcome transaction took `seconds`.
+    public func batchCommitted(seconds: Double) {
+        record(timer(MetricNames.batchCommit), seconds: seconds)
+    }
+}

@@ -1,0 +1,33 @@
+import PushCore
+import PushProviders
+
+extension WorkerMetrics {
+    /// Brings the provider metrics up to one client's cumulative `stats()`:
+    /// `pushfleet_token_refreshes_total`, `pushfleet_rate_limited_total` and
+    /// `pushfleet_resent_without_status_total` grow by what was added since
+    /// the previous call for the same provider and app, and
+    /// `pushfleet_circuit_state{host}` takes the breaker's state. Call it for
+    /// every app's APNs and FCM client before each scrape.
+    public func export(_ stats: ProviderClientStats, provider: Provider, app: String, host: String) {
+        let key = ProviderKey(provider: provider, app: app)
+        exportedProviders.withLock { previous in
+            let last = previous[key] ?? ProviderClientStats()
+            let refreshes = stats.tokenRefreshes - last.tokenRefreshes
+            if refreshes > 0 {
+                counter(MetricNames.tokenRefreshes, [("provider", provider.rawValue), label("app", app)]).increment(by: refreshes)
+            }
+            let limited = stats.rateLimited - last.rateLimited
+            if limited > 0 {
+                counter(MetricNames.rateLimited, [("provider", provider.rawValue), label("app", app)]).increment(by: limited)
+            }
+            resentWithoutStatus(provider: provider, count: stats.resentWithoutStatus - last.resentWithoutStatus)
+            setCircuitState(host: host, state: CircuitState(rawValue: stats.circuitState.gaugeValue) ?? .open)
+            previous[key] = stats
+        }
+    }
+
+    struct ProviderKey: Hashable {
+        var provider: Provider
+        var app: String
+    }
+}

@@ -1,0 +1,80 @@
+import XCTest
+
+@testable import PushWorker
+
+/// Liveness and readiness rules, with a clock the test moves.
+final class HealthStateTests: XCTestCase {
+    func testStartsLiveButNotReady() {
+        let clock = ManualInstant()
+        let health = HealthState(livenessWindow: .seconds(30), now: { clock.now })
+        XCTAssertTrue(health.isLive)
+        XCTAssertFalse(health.isReady)
+        let snapshot = health.snapshot()
+        XCTAssertEqual(snapshot.partitionsAssigned, 0)
+        XCTAssertFalse(snapshot.postgresReachable)
+    }
+
+    func testReadyNeedsPartitionsAndPostgres() {
+        let clock = ManualInstant()
+        let health = HealthState(now: { clock.now })
+        health.setPartitionsAssigned(3)
+        XCTAssertFalse(health.isReady, "no PostgreSQL yet")
+        health.setPostgresReachable(true)
+        XCTAssertTrue(health.isReady)
+        health.setPartitionsAssigned(0)
+        XCTAssertFalse(health.isReady, "all partitions revoked")
+        XCTAssertTrue(health.isLive)
+        health.setPartitionsAssigned(1)
+        health.setPostgresReachable(false)
+        XCTAssertFalse(health.isReady, "PostgreSQL lost")
+        health.setPostgresReachable(true)
+        XCTAssertTrue(health.isReady)
+    }
+
+    func testAWedgedPollLoopGoesNotLive() {
+        let clock = ManualInstant()
+        let health = HealthState(livenessWindow: .seconds(30), now: { clock.now })
+        health.setPartitionsAssigned(2)
+        health.setPostgresReachable(true)
+        health.heartbeat()
+        clock.advance(.seconds(30))
+        XCTAssertTrue(health.isLive, "exactly the window is still live")
+        clock.advance(.milliseconds(1))
+        XCTAssertFalse(health.isLive)
+        XCTAssertFalse(health.isReady, "not live means not ready")
+        health.heartbeat()
+        XCTAssertTrue(health.isLive)
+        XCTAssertTrue(health.isReady)
+    }
+
+    func testStartGraceIsOneWindow() {
+        let clock = ManualInstant()
+        let health = HealthState(livenessWindow: .seconds(10), now: { clock.now })
+        clock.advance(.seconds(11))
+        XCTAssertFalse(health.isLive, "a loop that never beat is not live after one window")
+    }
+
+    func testStoppingIsNeverReadyAgain() {
+        let clock = ManualInstant()
+        let health = HealthState(now: { clock.now })
+        health.setPartitionsAssigned(1)
+        health.setPostgresReachable(true)
+        health.markStopping()
+        XCTAssertFalse(health.isReady)
+        XCTAssertTrue(health.isLive)
+        XCTAssertTrue(health.snapshot().json(readiness: true).contains("\"stopping\":true"))
+    }
+
+    func testJSONBodyNamesWhatIsMissing() throws {
+        let snapshot = HealthSnapshot(partitionsAssigned: 0, postgresReachable: false,
+                                      sinceLastBeat: .milliseconds(1500), livenessWindow: .seconds(30))
+        let data = Data(snapshot.json(readiness: true).utf8)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        XCTAssertEqual(object["ready"] as? Bool, false)
+        XCTAssertEqual(object["live"] as? Bool, true)
+        XCTAssertEqual(object["partitions_assigned"] as? Int, 0)
+        XCTAssertEqual(object["postgres"] as? String, "unreachable")
+        XCTAssertEqual(object["last_heartbeat_seconds_ago"] as? Double, 1.5)
+        XCTAssertNil(object["stopping"])
+    }
+}
