@@ -1,5 +1,9 @@
 import Foundation
+import Logging
 import PushCore
+import PushKafka
+import PushPostgres
+import PushWorker
 
 /// A deterministic pseudo-random generator (SplitMix64), so a demo seed
 /// always produces the same batch.
@@ -118,4 +122,82 @@ struct DemoGenerator {
         b[8] = (b[8] & 0x3F) | 0x80
         return (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
     }
+}
+
+/// Plays the apps' part in the demo: once a delivery is accepted, publishes a
+/// `delivered` receipt for about 60 % of them and an `opened` receipt for
+/// about 40 % of those to `push.receipts` (chosen by a hash of the token, so a
+/// run is reproducible), and counts what landed in PostgreSQL.
+final class DemoReceipts {
+    static let topic = "push.receipts"
+    let producer: KafkaProducer
+    /// "notification|token" → (platform, opened too?).
+    private(set) var published: [String: (platform: String, opened: Bool)] = [:]
+
+    init(bootstrap: String, logger: Logger) throws {
+        producer = try KafkaProducer(bootstrapServers: bootstrap, properties: ["linger.ms": "5"], logger: logger)
+    }
+
+    var publishedDelivered: Int { published.count }
+    var publishedOpened: Int { published.values.filter(\.opened).count }
+
+    /// FNV-1a, stable across runs (Swift's hashValue is seeded per process).
+    static func share(_ text: String, salt: UInt8) -> Int {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in [salt] + Array(text.utf8) { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return Int(h % 100)
+    }
+
+    /// Publishes receipts for deliveries accepted since the last call.
+    func publishNew(on connection: PostgresConnection, ids: [UUID], app: String) async throws {
+        let rows = try await connection.query(
+            """
+            SELECT notification_id::text AS n, token AS t, platform AS p, accepted_at AS a
+            FROM deliveries WHERE notification_id = ANY($1::uuid[]) AND accepted_at IS NOT NULL AND delivered_at IS NULL
+            """, [.uuidArray(ids)])
+        var sends: [(key: String, receipt: Receipt)] = []
+        for row in rows.rows {
+            guard let n = row["n"], let t = row["t"], let p = row["p"], let id = UUID(uuidString: n),
+                  let platform = Platform(rawValue: p), let accepted = try row.date("a") else { continue }
+            let key = n + "|" + t
+            guard published[key] == nil, Self.share(t, salt: 1) < 60 else { continue }
+            let opened = Self.share(t, salt: 2) < 40
+            published[key] = (p, opened)
+            sends.append((n, Receipt(notificationID: id, token: t, app: app, platform: platform, kind: .delivered,
+                                     at: accepted.addingTimeInterval(0.05))))
+            if opened {
+                sends.append((n, Receipt(notificationID: id, token: t, app: app, platform: platform, kind: .opened,
+                                         at: accepted.addingTimeInterval(1.5))))
+            }
+        }
+        let producer = self.producer
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for send in sends {
+                group.addTask {
+                    try await producer.send(topic: Self.topic, key: Array(send.key.utf8), value: send.receipt.json().encoded())
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// Receipt times found on the batch's deliveries.
+    func landed(on connection: PostgresConnection, ids: [UUID]) async throws -> (delivered: Int, opened: Int) {
+        let rows = try await connection.query(
+            "SELECT count(delivered_at) AS d, count(opened_at) AS o FROM deliveries WHERE notification_id = ANY($1::uuid[])",
+            [.uuidArray(ids)])
+        return (rows.first?.count("d") ?? 0, rows.first?.count("o") ?? 0)
+    }
+
+    /// Expected final counts once the receipts landed: accepted rows move to delivered/opened.
+    func adjust(_ expected: [String: Int]) -> [String: Int] {
+        var out = expected
+        for (platform, opened) in published.values {
+            out["\(platform)|accepted", default: 0] -= 1
+            out["\(platform)|\(opened ? "opened" : "delivered")", default: 0] += 1
+        }
+        return out.filter { $0.value != 0 }
+    }
+
+    func close() async { await producer.close(timeout: .seconds(10)) }
 }

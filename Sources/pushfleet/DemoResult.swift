@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushSimulator
+import PushWorker
 
 /// What the demo found in PostgreSQL against what it enqueued.
 struct DemoResult {
@@ -12,6 +13,11 @@ struct DemoResult {
     var rejections: [String: Int]
     var missingDeliveries: Int
     var expectedExhausted = 0
+    /// Device receipts the demo published (as the apps would) and the receipt times found in PostgreSQL.
+    var receiptsPublished: (delivered: Int, opened: Int) = (0, 0)
+    var receiptsLanded: (delivered: Int, opened: Int) = (0, 0)
+    /// The funnel view (delivery_funnel_hourly) for the demo app.
+    var funnel: [FunnelRow] = []
     /// Messages found on push.dlq by kind (`exhausted`, `undecodable`, `invalid`, …).
     var deadLetters: [String: Int] = [:]
     var chaosLog: [String] = []
@@ -24,6 +30,7 @@ struct DemoResult {
             && rejections.values.reduce(0, +) == expectedRejections && workerExitCodes.allSatisfy { $0 == 0 }
             && deadLetters["exhausted", default: 0] == expectedExhausted
             && deadLetters.filter { $0.key != "exhausted" && $0.key != "duplicate" }.values.reduce(0, +) == expectedRejections
+            && receiptsLanded == receiptsPublished
     }
 
     func printReport(elapsed: Duration) {
@@ -66,6 +73,11 @@ struct DemoResult {
             let duplicated = s.apnsSendsByID.values.filter { $0 > 1 }.reduce(0) { $0 + $1 - 1 }
             say("APNs sends: \(sends) for \(s.apnsSendsByID.count) distinct apns-ids (\(duplicated) duplicate sends)")
         }
+        say("device receipts published / landed: delivered \(receiptsPublished.delivered) / \(receiptsLanded.delivered), opened \(receiptsPublished.opened) / \(receiptsLanded.opened)")
+        say("")
+        say("Delivery funnel (view delivery_funnel_hourly; accepted = the provider took it, delivered/opened = the device said so):")
+        say(ReportRenderer.funnelTable(funnel), terminator: "")
+        say("")
         say("worker exit codes (workers not killed on purpose): \(workerExitCodes.map(String.init).joined(separator: ", "))")
         say(String(format: "all final in %.1f s after the workers started; demo total %.1f s", secondsToFinal, elapsed.seconds))
         say(passed ? "RESULT: PASS" : "RESULT: FAIL")
@@ -90,6 +102,9 @@ struct DemoResult {
             ("simulator_apns_duplicate_ids", .int(Int64(simulatorStats?.apnsSendsByID.values.filter { $0 > 1 }.count ?? 0))),
             ("simulator_apns_distinct_ids", .int(Int64(simulatorStats?.apnsSendsByID.count ?? 0))),
             ("chaos", .array(chaosLog.map { .string($0) })),
+            ("receipts_published", .object([("delivered", .int(Int64(receiptsPublished.delivered))), ("opened", .int(Int64(receiptsPublished.opened)))])),
+            ("receipts_landed", .object([("delivered", .int(Int64(receiptsLanded.delivered))), ("opened", .int(Int64(receiptsLanded.opened)))])),
+            ("funnel", .array(funnel.map(ReportRenderer.funnelJSON))),
         ])
     }
 }

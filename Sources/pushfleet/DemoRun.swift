@@ -52,6 +52,8 @@ struct DemoRun {
             try cluster.createTopic("push.notifications", partitions: partitions)
             for tier in ["5s", "1m", "10m"] { try cluster.createTopic("push.retry.\(tier)", partitions: 3) }
             try cluster.createTopic("push.dlq", partitions: 3)
+            try cluster.createTopic(DemoReceipts.topic, partitions: 3)
+            try cluster.createTopic("push.devices", partitions: 3)
             try writeFiles(apnsKeyPEM: apnsKey.privateKeyPEM, serviceAccountJSON: account.json,
                                        tokenURI: simulator.tokenURI, simulator: simulator, bootstrap: cluster.bootstrapServers)
             say("local stack: kafka \(cluster.bootstrapServers) (3 brokers, push.notifications × \(partitions)), simulator https://127.0.0.1:\(simulator.port), postgres \(redacted(databaseURL))")
@@ -66,16 +68,20 @@ struct DemoRun {
             try fleet.launch(count: workers)
             say("started \(workers) worker processes (logs in \(directory))")
             var chaos = faults.chaos ? DemoChaos() : nil
+            let receipts = try DemoReceipts(bootstrap: cluster.bootstrapServers, logger: logger)
             let progress: Double
             do {
-                progress = try await waitForOutcomes(batch, timeout: timeout, fleet: fleet, chaos: &chaos, cluster: cluster)
+                progress = try await waitForOutcomes(batch, timeout: timeout, fleet: fleet, chaos: &chaos, cluster: cluster,
+                                                     receipts: receipts)
             } catch {
                 chaos?.finish(cluster: cluster)
+                await receipts.close()
                 throw error
             }
             chaos?.finish(cluster: cluster)
+            await receipts.close()
             let exitCodes = await fleet.stopAll()
-            var result = try await readResult(batch)
+            var result = try await readResult(batch, receipts: receipts)
             result.workerExitCodes = exitCodes
             result.chaosLog = chaos?.log ?? []
             result.secondsToFinal = progress
@@ -117,6 +123,9 @@ struct DemoRun {
             ("database", .object([("url", .string(databaseURL)), ("pool_size", .int(4))])),
             ("tls", .object([("ca_bundle", .string(caPath))])),
             ("retry", faults.retryConfig),
+            // Several workers on one host: each takes a free port for /metrics and /health.
+            ("observability", .object([("listen", .string("127.0.0.1:0"))])),
+            ("logging", .object([("format", .string("text"))])),
             ("apps", .object([
                 (Self.app, .object([
                     ("apns", .object([
@@ -176,7 +185,8 @@ struct DemoRun {
     /// Polls PostgreSQL until every expected delivery is final and every
     /// invalid message is recorded, printing a progress line. Returns the seconds it took.
     private func waitForOutcomes(_ batch: DemoBatch, timeout: Duration, fleet: WorkerFleet,
-                                 chaos: inout DemoChaos?, cluster: KafkaMockCluster) async throws -> Double {
+                                 chaos: inout DemoChaos?, cluster: KafkaMockCluster,
+                                 receipts: DemoReceipts) async throws -> Double {
         var connection: PostgresConnection?
         defer { connection?.close() }
         let start = ContinuousClock.now
@@ -187,6 +197,7 @@ struct DemoRun {
         while true {
             var final = lastFinal
             var rejected = 0
+            var landed = (delivered: 0, opened: 0)
             do {
                 if connection == nil || connection?.isBroken == true {
                     connection?.close()
@@ -200,6 +211,11 @@ struct DemoRun {
                     """, [.uuidArray(ids)])
                 final = rows?.rows.first?.count("final") ?? 0
                 rejected = rows?.rows.first?.count("rejected") ?? 0
+                // The apps' part: receipts for what was accepted since the last tick.
+                if let connection {
+                    try await receipts.publishNew(on: connection, ids: ids, app: Self.app)
+                    landed = try await receipts.landed(on: connection, ids: ids)
+                }
             } catch {
                 // PostgreSQL away (e.g. the chaos restart): try again next tick.
                 connection?.close()
@@ -210,8 +226,11 @@ struct DemoRun {
             lastFinal = final
             lastTick = now
             let done = final >= batch.expectedDeliveries && rejected >= batch.expectedRejections
-            let line = String(format: "  final %d / %d deliveries, %d / %d invalid messages recorded, %.0f/s",
-                              final, batch.expectedDeliveries, rejected, batch.expectedRejections, rate)
+                && landed.delivered == receipts.publishedDelivered && landed.opened == receipts.publishedOpened
+            let line = String(format: "  final %d / %d deliveries, %.0f/s, in flight %d | invalid messages %d / %d | receipts landed: delivered %d / %d, opened %d / %d",
+                              final, batch.expectedDeliveries, rate, max(0, batch.expectedDeliveries - final),
+                              rejected, batch.expectedRejections, landed.delivered, receipts.publishedDelivered,
+                              landed.opened, receipts.publishedOpened)
             if isatty(STDOUT_FILENO) == 1 {
                 say("\r" + line + "   ", terminator: done ? "\n" : "")
             } else if done || (now - lastPrinted) >= .seconds(2) {
@@ -264,7 +283,7 @@ struct DemoRun {
         return counts
     }
 
-    private func readResult(_ batch: DemoBatch) async throws -> DemoResult {
+    private func readResult(_ batch: DemoBatch, receipts: DemoReceipts) async throws -> DemoResult {
         let connection = try await PostgresConnection.connect(url: databaseURL, logger: logger)
         defer { connection.close() }
         let ids = batch.notificationIDs
@@ -288,12 +307,15 @@ struct DemoRun {
             WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.notification_id = e.n AND d.token = e.t)
             """,
             [.uuidArray(batch.expectedKeys.map(\.0)), .textArray(batch.expectedKeys.map(\.1))])
+        let landed = try await receipts.landed(on: connection, ids: ids)
+        let funnel = try await ReportQueries.funnel(on: connection, since: Date().addingTimeInterval(-2 * 3600), app: DemoRun.app)
         return DemoResult(
-            expected: batch.expectedCounts, actual: actual,
+            expected: receipts.adjust(batch.expectedCounts), actual: actual,
             deadTokens: batch.expectedInvalidated, invalidatedTokens: invalidated.rows.count,
             expectedRejections: batch.expectedRejections, rejections: rejectionCounts,
             missingDeliveries: missing.rows.first?.count("n") ?? -1,
-            expectedExhausted: batch.expectedExhaustedNotifications)
+            expectedExhausted: batch.expectedExhaustedNotifications,
+            receiptsPublished: (receipts.publishedDelivered, receipts.publishedOpened), receiptsLanded: landed, funnel: funnel)
     }
 
     private func redacted(_ url: String) -> String {

@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+import PushPostgres
+
+/// Partition upkeep for `pushfleet maintain`: creates the coming days' daily
+/// partitions of `deliveries` and `delivery_attempts` and detaches, then drops,
+/// those whose whole day is past retention. Receipts older than the retention
+/// go too.
+public struct PartitionMaintenance: Sendable {
+    /// What a run did (or, on a dry run, would do).
+    public struct Report: Sendable, Equatable {
+        public var created: [String] = []
+        public var dropped: [String] = []
+        /// Days whose partitions could not be created (e.g. rows of that day sit in the default partition).
+        public var failures: [String] = []
+        public var receiptsDeleted = 0
+    }
+
+    private let connection: PostgresConnection
+    private let logger: Logger
+
+    public init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// The daily partitions that exist now, by name.
+    public func existingPartitions() async throws -> [String] {
+        let rows = try await connection.query(
+            """
+            SELECT c.relname AS name
+            FROM pg_inherits i
+            JOIN pg_class c ON c.oid = i.inhrelid
+            JOIN pg_class p ON p.oid = i.inhparent
+            WHERE p.relname = ANY($1::text[]) AND pg_table_is_visible(p.oid)
+            ORDER BY 1
+            """, [.textArray(PartitionPlan.parents)])
+        return rows.rows.compactMap { $0["name"] }
+    }
+
+    /// Runs the upkeep; `dryRun` only reports.
+    public func run(now: Date = Date(), daysAhead: Int, retentionDays: Int, dryRun: Bool) async throws -> Report {
+        let existing = try await existingPartitions()
+        let plan = PartitionPlan(existing: existing, now: now, daysAhead: daysAhead, retentionDays: retentionDays)
+        var report = Report()
+        let have = Set(existing)
+        for day in plan.ensureDays {
+            let missing = PartitionPlan.parents.map { "\($0)_\(day.suffix)" }.filter { !have.contains($0) }
+            guard !missing.isEmpty else { continue }
+            if dryRun { report.created += missing; continue }
+            do {
+                try await connection.query("SELECT pushfleet_ensure_partitions($1::date, 1)", [.text(day.description)])
+                report.created += missing
+            } catch {
+                logger.warning("could not create a daily partition", metadata: ["postgres.day": "\(day)", "error": "\(error)"])
+                report.failures.append("\(day): \(error)")
+            }
+        }
+        for name in plan.drop {
+            guard let (parent, _) = PartitionDay.parse(partition: name) else { continue }
+            report.dropped.append(name)
+            if dryRun { continue }
+            // Names are checked against `parent_YYYYMMDD` above, so quoting them is safe.
+            try await connection.transaction { tx in
+                try await tx.execute("ALTER TABLE \"\(parent)\" DETACH PARTITION \"\(name)\"")
+                try await tx.execute("DROP TABLE \"\(name)\"")
+            }
+        }
+        let cutoff = now.addingTimeInterval(-Double(retentionDays) * 86_400)
+        let cutoffDay = PartitionDay(containing: cutoff).start
+        if dryRun {
+            let rows = try await connection.query("SELECT count(*) AS n FROM delivery_receipts WHERE at < $1", [.timestamp(cutoffDay)])
+            report.receiptsDeleted = Int(try rows.first?.int("n") ?? 0)
+        } else {
+            report.receiptsDeleted = try await connection.query("DELETE FROM delivery_receipts WHERE at < $1", [.timestamp(cutoffDay)]).affectedRows
+        }
+        return report
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import PushCore
+
+/// A device receipt: the app on the device says it received (`delivered`) or
+/// its user opened (`opened`) a notification. Published by product services
+/// to `PREFIX.receipts` as described by `schemas/receipt.schema.json`.
+public struct Receipt: Sendable, Equatable {
+    /// What the device reports.
+    public enum Kind: String, Sendable, CaseIterable {
+        case delivered, opened
+    }
+
+    public var notificationID: UUID
+    public var token: String
+    public var app: String
+    public var platform: Platform
+    public var kind: Kind
+    /// When it happened on the device.
+    public var at: Date
+
+    public init(notificationID: UUID, token: String, app: String, platform: Platform, kind: Kind, at: Date) {
+        self.notificationID = notificationID
+        self.token = token
+        self.app = app
+        self.platform = platform
+        self.kind = kind
+        self.at = at
+    }
+
+    /// The receipt's JSON, as a product service publishes it.
+    public func json() -> JSONValue {
+        .object([
+            ("schema_version", .int(1)),
+            ("notification_id", .string(notificationID.uuidString.lowercased())),
+            ("token", .string(token)),
+            ("app", .string(app)),
+            ("platform", .string(platform.rawValue)),
+            ("kind", .string(kind.rawValue)),
+            ("at", .string(Timestamps.format(at))),
+        ])
+    }
+}
+
+/// Why a receipt message was refused (the text goes to the DLQ reason header).
+public struct ReceiptError: Error, Equatable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+extension Receipt {
+    static let fields: Set<String> = ["schema_version", "notification_id", "token", "app", "platform", "kind", "at"]
+
+    /// Decodes and validates one message against the receipt schema's rules.
+    public static func decode(_ bytes: [UInt8]) -> Result<Receipt, ReceiptError> {
+        let json: JSONValue
+        do { json = try JSONValue.parse(bytes) } catch { return .failure(ReceiptError("undecodable: \(error)")) }
+        guard let members = json.objectMembers else { return .failure(ReceiptError("invalid: not a JSON object")) }
+        if let extra = members.first(where: { !fields.contains($0.key) }) {
+            return .failure(ReceiptError("invalid: unknown field \(extra.key)"))
+        }
+        guard case .int(let version)? = json["schema_version"] else {
+            return .failure(ReceiptError("invalid: schema_version missing or not an integer"))
+        }
+        guard version == 1 else { return .failure(ReceiptError("unsupported schema_version \(version)")) }
+        func text(_ key: String, max: Int) -> Result<String, ReceiptError> {
+            guard let s = json[key]?.stringValue else { return .failure(ReceiptError("invalid: \(key) missing or not a string")) }
+            guard !s.isEmpty, s.utf8.count <= max else { return .failure(ReceiptError("invalid: \(key) must be 1…\(max) bytes")) }
+            return .success(s)
+        }
+        do throws(ReceiptError) {
+            let idText = try text("notification_id", max: 36).get()
+            guard let id = UUID(uuidString: idText) else { return .failure(ReceiptError("invalid: notification_id is not a UUID")) }
+            let token = try text("token", max: 4096).get()
+            let app = try text("app", max: 255).get()
+            let platformText = try text("platform", max: 16).get()
+            guard let platform = Platform(rawValue: platformText) else {
+                return .failure(ReceiptError("invalid: platform must be ios or android"))
+            }
+            let kindText = try text("kind", max: 16).get()
+            guard let kind = Kind(rawValue: kindText) else { return .failure(ReceiptError("invalid: kind must be delivered or opened")) }
+            let atText = try text("at", max: 64).get()
+            guard let at = Timestamps.parse(atText) else { return .failure(ReceiptError("invalid: at is not an RFC 3339 time")) }
+            return .success(Receipt(notificationID: id, token: token, app: app, platform: platform, kind: kind, at: at))
+        } catch {
+            return .failure(error)
+        }
+    }
+}

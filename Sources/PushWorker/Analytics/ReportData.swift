@@ -1,0 +1,97 @@
+import Foundation
+
+/// The numbers behind `pushfleet report`: read by `ReportQueries`, rendered
+/// by `ReportRenderer` (pure: rows in, text out).
+public struct ReportData: Sendable, Equatable {
+    public var generatedAt: Date
+    /// Start of the window (rounded down to the hour, as the hourly views are).
+    public var since: Date
+    public var app: String?
+    public var funnel: [FunnelRow]
+    public var failures: [FailureRow]
+    public var series: StatusSeries
+
+    public init(generatedAt: Date, since: Date, app: String?, funnel: [FunnelRow], failures: [FailureRow], series: StatusSeries) {
+        self.generatedAt = generatedAt
+        self.since = since
+        self.app = app
+        self.funnel = funnel
+        self.failures = failures
+        self.series = series
+    }
+}
+
+/// One app × platform line of the delivery funnel.
+public struct FunnelRow: Sendable, Equatable {
+    public var app: String
+    public var platform: String
+    public var enqueued = 0
+    public var accepted = 0
+    public var delivered = 0
+    public var opened = 0
+    public var invalidToken = 0
+    public var rejected = 0
+    public var expired = 0
+    public var deadLettered = 0
+    public var inProgress = 0
+
+    public init(app: String, platform: String) {
+        self.app = app
+        self.platform = platform
+    }
+
+    /// Column names and values, in table order.
+    public var columns: [(name: String, value: Int)] {
+        [("enqueued", enqueued), ("accepted", accepted), ("delivered", delivered), ("opened", opened),
+         ("invalid_token", invalidToken), ("rejected", rejected), ("expired", expired),
+         ("dead_lettered", deadLettered), ("in_progress", inProgress)]
+    }
+}
+
+/// Failed deliveries with one final status and provider reason.
+public struct FailureRow: Sendable, Equatable {
+    public var app: String
+    public var platform: String
+    public var status: String
+    public var reason: String
+    public var deliveries: Int
+    /// Share of all the deliveries of that app/platform in the window.
+    public var share: Double
+
+    public init(app: String, platform: String, status: String, reason: String, deliveries: Int, share: Double) {
+        self.app = app
+        self.platform = platform
+        self.status = status
+        self.reason = reason
+        self.deliveries = deliveries
+        self.share = share
+    }
+}
+
+/// Deliveries per time bucket by current status, bucketed by when the
+/// delivery reached that status (opened_at, delivered_at, else final_at).
+public struct StatusSeries: Sendable, Equatable {
+    public var bucketSeconds: Int
+    /// Bucket start times, consecutive, oldest first.
+    public var buckets: [Date]
+    /// One count per bucket for each status present, in `DeliveryStatus` order.
+    public var series: [(status: String, counts: [Int])]
+
+    public init(bucketSeconds: Int, buckets: [Date], series: [(status: String, counts: [Int])]) {
+        self.bucketSeconds = bucketSeconds
+        self.buckets = buckets
+        self.series = series
+    }
+
+    public static func == (a: StatusSeries, b: StatusSeries) -> Bool {
+        a.bucketSeconds == b.bucketSeconds && a.buckets == b.buckets
+            && a.series.count == b.series.count && zip(a.series, b.series).allSatisfy { $0.status == $1.status && $0.counts == $1.counts }
+    }
+
+    /// A bucket width giving at most about `target` buckets over `span` seconds.
+    public static func bucketSeconds(span: Double, target: Int = 48) -> Int {
+        let nice = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400]
+        let wanted = span / Double(max(1, target))
+        return nice.first { Double($0) >= wanted } ?? 86400
+    }
+}

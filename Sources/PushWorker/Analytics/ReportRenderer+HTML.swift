@@ -1,0 +1,95 @@
+import Foundation
+import PushCore
+
+extension ReportRenderer {
+    /// A self-contained HTML page: inline CSS, the SVG chart inline, the
+    /// funnel and failure tables. No scripts, no external fonts or files.
+    public static func html(_ data: ReportData, svg: String) -> String {
+        func cells(_ values: [String], tag: String = "td") -> String {
+            "<tr>" + values.map { "<\(tag)>\(escape($0))</\(tag)>" }.joined() + "</tr>\n"
+        }
+        var funnel = cells(["app", "platform"] + FunnelRow(app: "", platform: "").columns.map(\.name), tag: "th")
+        for r in data.funnel { funnel += cells([r.app, r.platform] + r.columns.map { String($0.value) }) }
+        var failures = cells(["app", "platform", "status", "reason", "deliveries", "share"], tag: "th")
+        for r in data.failures {
+            failures += cells([r.app, r.platform, r.status, r.reason.isEmpty ? "-" : r.reason, String(r.deliveries), percent(r.share)])
+        }
+        let scope = data.app.map { " — \(escape($0))" } ?? ""
+        return """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <title>PushFleet report\(scope)</title>
+            <style>
+            body { font-family: sans-serif; margin: 2em; color: #212121; }
+            table { border-collapse: collapse; margin: 1em 0 2em; }
+            th, td { border: 1px solid #e0e0e0; padding: 4px 10px; text-align: right; }
+            th { background: #f5f5f5; }
+            td:first-child, th:first-child, td:nth-child(2) { text-align: left; }
+            p.note { color: #616161; max-width: 60em; }
+            </style>
+            </head>
+            <body>
+            <h1>PushFleet delivery report\(scope)</h1>
+            <p>Deliveries created since \(escape(Timestamps.format(data.since))); generated \(escape(Timestamps.format(data.generatedAt))).</p>
+            <h2>Deliveries over time by status</h2>
+            \(svg)
+            <h2>Funnel</h2>
+            <p class="note">accepted: the provider (APNs/FCM) took the notification. delivered/opened: the app on the device sent a receipt. Accepted is not delivered.</p>
+            <table class="funnel">
+            \(funnel)</table>
+            <h2>Top failure reasons</h2>
+            <table class="failures">
+            \(failures)</table>
+            </body>
+            </html>
+
+            """
+    }
+
+    /// The report's numbers as JSON.
+    public static func json(_ data: ReportData) -> JSONValue {
+        func int(_ v: Int) -> JSONValue { .int(Int64(v)) }
+        return .object([
+            ("generated_at", .string(Timestamps.format(data.generatedAt))),
+            ("since", .string(Timestamps.format(data.since))),
+            ("app", data.app.map(JSONValue.string) ?? .null),
+            ("funnel", .array(data.funnel.map(funnelJSON))),
+            ("failures", .array(data.failures.map { r in
+                .object([("app", .string(r.app)), ("platform", .string(r.platform)), ("status", .string(r.status)),
+                         ("reason", .string(r.reason)), ("deliveries", int(r.deliveries)), ("share", .double(r.share))])
+            })),
+            ("series", .object([
+                ("bucket_seconds", int(data.series.bucketSeconds)),
+                ("buckets", .array(data.series.buckets.map { .string(Timestamps.format($0)) })),
+                ("statuses", .object(data.series.series.map { ($0.status, .array($0.counts.map(int))) })),
+            ])),
+        ])
+    }
+
+    /// One funnel row as a JSON object.
+    public static func funnelJSON(_ r: FunnelRow) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [(key: "app", value: .string(r.app)), (key: "platform", value: .string(r.platform))]
+        for c in r.columns { members.append((key: c.name, value: .int(Int64(c.value)))) }
+        return .object(members)
+    }
+
+    /// Writes report.html, deliveries.svg and report.json into `directory`; returns their paths.
+    public static func write(_ data: ReportData, to directory: String) throws -> [String] {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let chart = svg(data.series)
+        let files: [(String, [UInt8])] = [
+            ("report.html", Array(html(data, svg: chart).utf8)),
+            ("deliveries.svg", Array(chart.utf8)),
+            ("report.json", json(data).encoded()),
+        ]
+        var paths: [String] = []
+        for (name, bytes) in files {
+            let path = (directory as NSString).appendingPathComponent(name)
+            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+            paths.append(path)
+        }
+        return paths
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import PushCore
+
+/// Turns report rows into text: terminal tables, SVG, HTML and JSON. Pure.
+public enum ReportRenderer {
+    /// An aligned text table: first column left-aligned, the others right-aligned.
+    public static func table(header: [String], rows: [[String]], leftColumns: Int = 1) -> String {
+        var widths = header.map(\.count)
+        for row in rows {
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { i, cell in
+                let pad = String(repeating: " ", count: max(0, widths[i] - cell.count))
+                return i < leftColumns ? cell + pad : pad + cell
+            }.joined(separator: "  ")
+        }
+        var out = [line(header), widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")]
+        out += rows.map(line)
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// The funnel per app × platform, with a total line when there are several.
+    public static func funnelTable(_ rows: [FunnelRow]) -> String {
+        var lines = rows.map { r in [r.app, r.platform] + r.columns.map { String($0.value) } }
+        if rows.count > 1 {
+            var total = FunnelRow(app: "total", platform: "")
+            for r in rows {
+                total.enqueued += r.enqueued; total.accepted += r.accepted; total.delivered += r.delivered
+                total.opened += r.opened; total.invalidToken += r.invalidToken; total.rejected += r.rejected
+                total.expired += r.expired; total.deadLettered += r.deadLettered; total.inProgress += r.inProgress
+            }
+            lines.append([total.app, total.platform] + total.columns.map { String($0.value) })
+        }
+        let header = ["app", "platform"] + FunnelRow(app: "", platform: "").columns.map(\.name)
+        return table(header: header, rows: lines, leftColumns: 2)
+    }
+
+    /// Top failure reasons.
+    public static func failuresTable(_ rows: [FailureRow]) -> String {
+        table(header: ["app", "platform", "status", "reason", "deliveries", "share"],
+              rows: rows.map { [$0.app, $0.platform, $0.status, $0.reason.isEmpty ? "-" : $0.reason,
+                                String($0.deliveries), percent($0.share)] },
+              leftColumns: 4)
+    }
+
+    /// The whole terminal report.
+    public static func text(_ data: ReportData) -> String {
+        var out = "Delivery funnel since \(Timestamps.format(data.since))\(data.app.map { " for \($0)" } ?? "")\n\n"
+        out += data.funnel.isEmpty ? "(no deliveries)\n" : funnelTable(data.funnel)
+        out += "\nTop failure reasons\n\n"
+        out += data.failures.isEmpty ? "(no failures)\n" : failuresTable(data.failures)
+        return out
+    }
+
+    static func percent(_ share: Double) -> String { String(format: "%.2f %%", share * 100) }
+
+    /// A fixed colour per status, so every chart reads the same.
+    static func color(_ status: String) -> String {
+        switch status {
+        case "pending": "#bdbdbd"
+        case "retrying": "#ffb300"
+        case "accepted": "#64b5f6"
+        case "delivered": "#1e88e5"
+        case "opened": "#2e7d32"
+        case "invalid_token": "#8e24aa"
+        case "rejected": "#e53935"
+        case "expired": "#6d4c41"
+        case "dead_lettered": "#212121"
+        default: "#90a4ae"
+        }
+    }
+
+    /// Escapes text for XML/HTML.
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for c in s {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}

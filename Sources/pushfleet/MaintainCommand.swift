@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import PushPostgres
+import PushWorker
+
+struct MaintainCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "maintain",
+        abstract: "Partition upkeep: create the coming days' daily partitions, drop those past retention (run daily, e.g. from cron).")
+
+    @Option(name: .long, help: "PostgreSQL URL (env PUSHFLEET_DATABASE_URL).")
+    var databaseURL: String?
+
+    @Option(name: .long, help: "Create partitions for today and this many days ahead.")
+    var daysAhead = 7
+
+    @Option(name: .long, help: "Drop partitions whose whole day (UTC) ended more than this many days ago.")
+    var retentionDays = 30
+
+    @Flag(name: .long, help: "Only print what would be done.")
+    var dryRun = false
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let logger = common.makeLogger("pushfleet.maintain")
+        guard let url = databaseURL ?? ProcessInfo.processInfo.environment["PUSHFLEET_DATABASE_URL"] else {
+            throw CommandFailure("no database: pass --database-url or set PUSHFLEET_DATABASE_URL")
+        }
+        guard daysAhead >= 0, retentionDays >= 1 else { throw CommandFailure("--days-ahead must be ≥ 0 and --retention-days ≥ 1") }
+        let connection = try await PostgresConnection.connect(url: url, logger: logger)
+        defer { connection.close() }
+        let report = try await PartitionMaintenance(connection: connection, logger: logger)
+            .run(daysAhead: daysAhead, retentionDays: retentionDays, dryRun: dryRun)
+        let verb = dryRun ? "would be " : ""
+        say(report.created.isEmpty ? "partitions: none to create" : "partitions \(verb)created: \(report.created.joined(separator: ", "))")
+        say(report.dropped.isEmpty ? "partitions: none past \(retentionDays) days" : "partitions \(verb)dropped (detached, then dropped): \(report.dropped.joined(separator: ", "))")
+        say("receipts older than the retention \(verb)deleted: \(report.receiptsDeleted)")
+        for failure in report.failures { say("FAILED to create partitions for \(failure)") }
+        if !report.failures.isEmpty { throw ExitCode(1) }
+    }
+}

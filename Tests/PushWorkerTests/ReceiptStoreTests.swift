@@ -1,0 +1,122 @@
+import Foundation
+import PushCore
+import PushPostgres
+import XCTest
+@testable import PushWorker
+
+/// Receipts against the ledger, with the outcomes written by the real
+/// `OutcomeStore` (its exact UPSERT), in both orders.
+final class ReceiptStoreTests: XCTestCase {
+    let created = Date(timeIntervalSince1970: (Date().timeIntervalSince1970).rounded(.down))
+
+    private func record(_ key: DeliveryKey, _ status: DeliveryStatus, acceptedAt: Date? = nil) -> DeliveryRecord {
+        DeliveryRecord(key: key, app: "com.example.shop", platform: .ios, status: status, attempts: 1,
+                       providerStatus: status == .accepted ? 200 : 410, providerReason: status == .accepted ? nil : "Unregistered",
+                       providerMessageID: nil, detail: nil, enqueuedAt: created, firstAttemptAt: created,
+                       lastAttemptAt: created, acceptedAt: acceptedAt, finalAt: status.isFinal ? created : nil)
+    }
+
+    private func receipt(_ key: DeliveryKey, _ kind: Receipt.Kind, after seconds: Double) -> Receipt {
+        Receipt(notificationID: key.notificationID, token: key.token, app: "com.example.shop", platform: .ios,
+                kind: kind, at: created.addingTimeInterval(seconds))
+    }
+
+    private func state(_ db: AnalyticsDatabase, _ key: DeliveryKey) async throws -> (status: String, delivered: Date?, opened: Date?) {
+        let rows = try await db.connection.query(
+            "SELECT status, delivered_at, opened_at FROM deliveries WHERE notification_id = $1 AND token = $2",
+            [.uuid(key.notificationID), .text(key.token)])
+        let row = try XCTUnwrap(rows.first)
+        return (row["status"] ?? "", try row.date("delivered_at"), try row.date("opened_at"))
+    }
+
+    func testReceiptBeforeOutcomeIsPickedUpAndStatusNeverGoesBack() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        let outcomes = OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger)
+        let receipts = ReceiptStore(pool: pool)
+        let key = DeliveryKey(notificationID: UUID(), token: "tok-early", createdAt: created)
+
+        // The device answers before the worker has written anything.
+        let applied = try await receipts.apply([receipt(key, .delivered, after: 2)])
+        XCTAssertEqual(applied, ReceiptStore.Applied(newReceipts: 1, matchedDeliveries: 0))
+        // First outcome write: a retry in progress; the stored receipt is merged by the trigger.
+        try await outcomes.write(BatchOutcome(deliveries: [record(key, .retrying)]))
+        var s = try await state(db, key)
+        XCTAssertEqual(s.status, "delivered")
+        XCTAssertEqual(s.delivered, created.addingTimeInterval(2))
+        // The provider's acceptance arrives later: 'accepted' must not overwrite 'delivered'.
+        try await outcomes.write(BatchOutcome(deliveries: [record(key, .accepted, acceptedAt: created.addingTimeInterval(1))]))
+        s = try await state(db, key)
+        XCTAssertEqual(s.status, "delivered")
+        XCTAssertEqual(s.delivered, created.addingTimeInterval(2))
+        await pool.close()
+    }
+
+    func testReceiptsAfterAcceptanceMoveForwardIdempotently() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        let outcomes = OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger)
+        let receipts = ReceiptStore(pool: pool)
+        let key = DeliveryKey(notificationID: UUID(), token: "tok-late", createdAt: created)
+        try await outcomes.write(BatchOutcome(deliveries: [record(key, .accepted, acceptedAt: created)]))
+
+        var applied = try await receipts.apply([receipt(key, .delivered, after: 3)])
+        XCTAssertEqual(applied, ReceiptStore.Applied(newReceipts: 1, matchedDeliveries: 1))
+        var s = try await state(db, key)
+        XCTAssertEqual(s.status, "delivered")
+
+        // The opened receipt, the same opened receipt again and a duplicate in one batch.
+        applied = try await receipts.apply([receipt(key, .opened, after: 9), receipt(key, .opened, after: 9)])
+        XCTAssertEqual(applied.newReceipts, 1)
+        s = try await state(db, key)
+        XCTAssertEqual(s.status, "opened")
+        XCTAssertEqual(s.opened, created.addingTimeInterval(9))
+        // A late duplicate 'delivered' (later time) changes nothing; an earlier one wins.
+        applied = try await receipts.apply([receipt(key, .delivered, after: 5)])
+        XCTAssertEqual(applied, ReceiptStore.Applied(newReceipts: 0, matchedDeliveries: 0))
+        s = try await state(db, key)
+        XCTAssertEqual(s.status, "opened")
+        XCTAssertEqual(s.delivered, created.addingTimeInterval(3))
+        // A replayed outcome write of 'accepted' keeps 'opened'.
+        try await outcomes.write(BatchOutcome(deliveries: [record(key, .accepted, acceptedAt: created)]))
+        s = try await state(db, key)
+        XCTAssertEqual(s.status, "opened")
+        let count = try await db.row("SELECT count(*) AS n FROM delivery_receipts")
+        XCTAssertEqual(count["n"], "2")
+        await pool.close()
+    }
+
+    func testReceiptOnAFailedDeliveryRecordsTheTimeOnly() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        let outcomes = OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger)
+        let key = DeliveryKey(notificationID: UUID(), token: "tok-dead", createdAt: created)
+        try await outcomes.write(BatchOutcome(deliveries: [record(key, .invalidToken)]))
+        let applied = try await ReceiptStore(pool: pool).apply([receipt(key, .opened, after: 4)])
+        XCTAssertEqual(applied.matchedDeliveries, 1)
+        let s = try await state(db, key)
+        XCTAssertEqual(s.status, "invalid_token")
+        XCTAssertEqual(s.opened, created.addingTimeInterval(4))
+        XCTAssertEqual(s.delivered, created.addingTimeInterval(4), "an open implies a delivery")
+        await pool.close()
+    }
+
+    func testManyReceiptsInOneBatch() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        let outcomes = OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger)
+        let keys = (0..<300).map { DeliveryKey(notificationID: UUID(), token: "t\($0)", createdAt: created) }
+        try await outcomes.write(BatchOutcome(deliveries: keys.prefix(200).map { record($0, .accepted, acceptedAt: created) }))
+        let batch = keys.map { receipt($0, .delivered, after: 1) } + keys.prefix(50).map { receipt($0, .opened, after: 2) }
+        let applied = try await ReceiptStore(pool: pool).apply(batch)
+        XCTAssertEqual(applied, ReceiptStore.Applied(newReceipts: 350, matchedDeliveries: 200))
+        // The 100 receipts without a row yet land when their outcomes arrive.
+        try await outcomes.write(BatchOutcome(deliveries: keys.suffix(100).map { record($0, .accepted, acceptedAt: created) }))
+        let counts = try await db.row(
+            "SELECT count(*) FILTER (WHERE status = 'delivered') AS d, count(*) FILTER (WHERE status = 'opened') AS o, count(delivered_at) AS da FROM deliveries")
+        XCTAssertEqual(counts["d"], "250")
+        XCTAssertEqual(counts["o"], "50")
+        XCTAssertEqual(counts["da"], "300")
+        await pool.close()
+    }
+}
