@@ -3,7 +3,7 @@ SWIFT ?= swift
 BUILD_FLAGS ?=
 BIN := .build/debug/pushfleet
 
-.PHONY: deps build demo test lint clean
+.PHONY: deps build demo test lint bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -22,6 +22,12 @@ test: deps
 	python3 scripts/check-deploy.py
 	$(SWIFT) build $(BUILD_FLAGS) --build-tests
 	SWIFT="$(SWIFT)" BUILD_FLAGS="$(BUILD_FLAGS)" bash scripts/run-tests.sh
+
+# Release build, then `pushfleet bench send --compare-h2load` and `bench pipeline`
+# (100,000 notifications each; BENCH_NOTIFICATIONS, BENCH_WORKERS, BENCH_CONNECTIONS,
+# BENCH_CONCURRENCY override; JSON results in .build/bench/).
+bench: deps
+	SWIFT_BUILD_FLAGS="$(BUILD_FLAGS)" bash scripts/bench.sh
 
 lint: deps
 	$(SWIFT) build --build-tests -Xswiftc -warnings-as-errors

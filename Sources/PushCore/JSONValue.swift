@@ -82,22 +82,37 @@ public enum JSONValue: Sendable, Equatable {
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: out.append(byte)
+        var s = s
+        // Runs of bytes that need no escaping are copied in one go (the common case: all of them).
+        s.withUTF8 { utf8 in
+            var runStart = 0
+            for i in utf8.indices {
+                let byte = utf8[i]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i])) }
+                appendEscaped(byte, into: &out)
+                runStart = i + 1
             }
+            if runStart < utf8.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    private static func appendEscaped(_ byte: UInt8, into out: inout [UInt8]) {
+        out.append(0x5C)
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+        case 0x0A: out.append(UInt8(ascii: "n"))
+        case 0x0D: out.append(UInt8(ascii: "r"))
+        case 0x09: out.append(UInt8(ascii: "t"))
+        case 0x08: out.append(UInt8(ascii: "b"))
+        case 0x0C: out.append(UInt8(ascii: "f"))
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            hex.withUTF8Buffer { digits in
+                out.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+            }
+        }
     }
 
     /// Parses JSON bytes (objects keep their key order). See `JSONParser`.

@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+
+/// `pushfleet bench pipeline`: the whole path on the local stack. Enqueues N
+/// notifications into the mock Kafka cluster first (or at `--rate` per second
+/// while the workers run), starts W `pushfleet worker` processes and times
+/// until every delivery is final in PostgreSQL and the group's committed
+/// offsets reach the end of the topic.
+struct BenchPipelineCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pipeline",
+        abstract: "Kafka → worker processes → fast sink → PostgreSQL; needs PUSHFLEET_DATABASE_URL (scripts/with-postgres.sh).")
+
+    @Option(name: .long, help: "Notifications to enqueue (one iOS device each).")
+    var notifications = 100_000
+
+    @Option(name: .long, help: "Worker processes.")
+    var workers = 1
+
+    @Option(name: .long, help: "Enqueue at this many notifications per second while the workers run (default: all first).")
+    var rate: Double?
+
+    @Option(name: .long, help: "Partitions of push.notifications (default: enough for the mock cluster's ~5 MiB per partition).")
+    var partitions: Int32?
+
+    @Option(name: .long, help: "Give up after this many seconds.")
+    var timeout = 900
+
+    @Option(name: .long, help: "PostgreSQL URL (default: env PUSHFLEET_DATABASE_URL).")
+    var databaseURL: String?
+
+    @Option(name: .long, help: "Write the figures as JSON to this file.")
+    var json: String?
+
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        guard notifications > 0, workers > 0 else { throw ValidationError("--notifications and --workers must be positive") }
+        if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
+    }
+
+    func run() async throws {
+        let logger = common.makeLogger("pushfleet.bench")
+        guard let url = databaseURL ?? ProcessInfo.processInfo.environment["PUSHFLEET_DATABASE_URL"] else {
+            throw CommandFailure("no database: pass --database-url or run under scripts/with-postgres.sh (PUSHFLEET_DATABASE_URL)")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-bench-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // About 400 bytes a message; the mock cluster keeps ~5 MiB per partition.
+        let partitionCount = partitions ?? Int32(max(6, min(512, notifications / 6_000 + 1)))
+        let run = BenchPipelineRun(directory: directory, databaseURL: url, logger: logger,
+                                   notifications: notifications, workers: workers, partitions: partitionCount, rate: rate)
+        let report = try await run.run(timeout: .seconds(timeout))
+        say(report.table(title: "pushfleet bench pipeline"))
+        if let json { try report.writeJSON(to: json) }
+        say("worker logs in \(directory)")
+    }
+}

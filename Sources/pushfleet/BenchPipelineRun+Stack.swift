@@ -1,0 +1,123 @@
+import Foundation
+import PushCore
+import PushKafka
+import PushPostgres
+
+extension BenchPipelineRun {
+    func writeConfig(setup: BenchSendSetup, sink: BenchSink, bootstrap: String) throws {
+        let keyPath = directory + "/AuthKey_\(setup.credentials.apnsKeyID).p8"
+        try Data(setup.apnsPrivateKeyPEM.utf8).write(to: URL(fileURLWithPath: keyPath), options: .atomic)
+        let config: JSONValue = .object([
+            ("kafka", .object([
+                ("bootstrap_servers", .string(bootstrap)), ("group_id", .string(Self.group)), ("topic_prefix", .string("push")),
+            ])),
+            ("database", .object([("url", .string(databaseURL)), ("pool_size", .int(4))])),
+            ("tls", .object([("ca_bundle", .string(sink.caPath))])),
+            ("observability", .object([("listen", .string("127.0.0.1:0"))])),
+            ("logging", .object([("format", .string("text"))])),
+            ("apps", .object([
+                (app, .object([
+                    ("apns", .object([
+                        ("topic", .string(app)), ("team_id", .string(setup.credentials.apnsTeamID)),
+                        ("key_id", .string(setup.credentials.apnsKeyID)), ("key_path", .string(keyPath)),
+                        ("base_url", .string(sink.baseURL)),
+                    ])),
+                ])),
+            ])),
+        ])
+        try Data(config.encoded()).write(to: URL(fileURLWithPath: directory + "/worker.json"), options: .atomic)
+    }
+
+    func startWorker(index: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executablePath())
+        process.arguments = ["worker", "--config", directory + "/worker.json"]
+        var env = ProcessInfo.processInfo.environment
+        for key in env.keys where key.hasPrefix("PUSHFLEET_") { env[key] = nil }
+        env["PUSHFLEET_WORKER_ID"] = "bench-worker-\(index)"
+        env["PUSHFLEET_EXIT_WITH_PARENT"] = "1"
+        env["PUSHFLEET_LOG_LEVEL"] = ProcessInfo.processInfo.environment["PUSHFLEET_LOG_LEVEL"] ?? "warning"
+        process.environment = env
+        let logPath = directory + "/worker-\(index).log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        return process
+    }
+
+    /// Polls PostgreSQL every 100 ms until every delivery of this run is final; returns the seconds since `start`.
+    func waitForFinal(start: ContinuousClock.Instant, timeout: Duration, fleet: WorkerFleet) async throws -> Double {
+        let connection = try await PostgresConnection.connect(url: databaseURL, logger: logger)
+        defer { connection.close() }
+        var lastPrinted = start
+        while true {
+            let rows = try await connection.query(
+                "SELECT count(*) AS n FROM deliveries WHERE app = $1 AND status NOT IN ('pending', 'retrying')", [.text(app)])
+            let final = rows.rows.first?.count("n") ?? 0
+            let now = ContinuousClock.now
+            if final >= notifications { return (now - start).seconds }
+            if now - lastPrinted >= .seconds(5) {
+                say("  final \(final) / \(notifications) after \(format(now - start))")
+                lastPrinted = now
+            }
+            if now - start > timeout { throw CommandFailure("timed out with \(final)/\(notifications) final (logs in \(directory))") }
+            if !fleet.anyRunning { throw CommandFailure("every worker exited before the work was done (logs in \(directory))") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// After the workers stopped: whether the group's committed offsets
+    /// equal the high watermarks of every partition (waits up to 30 s).
+    /// librdkafka's consumer must subscribe to read a group's offsets, and a
+    /// member that never polls would stall the running workers' rebalance,
+    /// so this runs only once the group is empty.
+    func checkCommitted(bootstrap: String) async throws -> Bool {
+        // The range assignor: librdkafka 2.0.2 asserts when a cooperative-sticky
+        // consumer that never got an assignment is closed.
+        let consumer = try KafkaConsumer(
+            bootstrapServers: bootstrap, groupID: Self.group, topics: [Self.topic],
+            properties: ["partition.assignment.strategy": "range"], logger: logger)
+        do {
+            let done = try await waitForCommitted(consumer)
+            await consumer.close(timeout: .seconds(5))
+            return done
+        } catch {
+            await consumer.close(timeout: .seconds(5))
+            throw error
+        }
+    }
+
+    private func waitForCommitted(_ consumer: KafkaConsumer) async throws -> Bool {
+        let tps = (0..<partitions).map { KafkaTopicPartition(topic: Self.topic, partition: $0) }
+        var ends: [KafkaTopicPartition: Int64] = [:]
+        for tp in tps { ends[tp] = try await consumer.watermarks(tp).high }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            // A fresh consumer may time out while it finds the group coordinator: ask again.
+            if let committed = try? await consumer.committed(tps, timeout: .seconds(10)),
+               tps.allSatisfy({ (committed[$0] ?? 0) >= (ends[$0] ?? 0) }) {
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return false
+    }
+
+    /// Final count and enqueue→accepted latencies of this run's deliveries.
+    func readDeliveries() async throws -> (final: Int, latency: BenchLatency) {
+        let connection = try await PostgresConnection.connect(url: databaseURL, logger: logger)
+        defer { connection.close() }
+        let rows = try await connection.query(
+            """
+            SELECT (extract(epoch FROM accepted_at - enqueued_at) * 1000000)::bigint AS us
+            FROM deliveries WHERE app = $1 AND accepted_at IS NOT NULL AND enqueued_at IS NOT NULL
+            """, [.text(app)])
+        var latency = BenchLatency()
+        for row in rows.rows { if let us = row["us"].flatMap({ Int64($0) }) { latency.record(microseconds: us) } }
+        let final = try await connection.query(
+            "SELECT count(*) AS n FROM deliveries WHERE app = $1 AND status NOT IN ('pending', 'retrying')", [.text(app)])
+        return (final.rows.first?.count("n") ?? 0, latency)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Logging
+import PushCore
+import PushKafka
+import PushPostgres
+import PushSimulator
+
+/// One `bench pipeline` run: sink, mock cluster, migrations, enqueue, worker
+/// processes, the wait for PostgreSQL and the committed offsets, the figures.
+struct BenchPipelineRun {
+    let directory: String
+    let databaseURL: String
+    let logger: Logger
+    let notifications: Int
+    let workers: Int
+    let partitions: Int32
+    let rate: Double?
+    /// A fresh app name per run, so counts never include an earlier run's rows.
+    let app = "com.pushfleet.bench.r" + String(UInt32.random(in: .min ... .max), radix: 16)
+    static let topic = "push.notifications"
+    static let group = "pushfleet-bench"
+
+    func run(timeout: Duration) async throws -> BenchReport {
+        let setup = try BenchSendSetup(provider: .apns, payloadBytes: 0)
+        let sink = try await BenchSink.start(directory: directory, credentials: setup.credentials, threads: 1)
+        let fleet = WorkerFleet(start: { [self] index in try self.startWorker(index: index) })
+        do {
+            let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
+            try cluster.createTopic(Self.topic, partitions: partitions)
+            for tier in ["5s", "1m", "10m"] { try cluster.createTopic("push.retry.\(tier)", partitions: 3) }
+            try cluster.createTopic("push.dlq", partitions: 3)
+            try writeConfig(setup: setup, sink: sink, bootstrap: cluster.bootstrapServers)
+            _ = try await MigrateCommand.migrate(url: databaseURL, directory: try migrationsDirectory(nil), logger: logger)
+            say("local stack: kafka \(cluster.bootstrapServers) (\(Self.topic) × \(partitions)), sink pid \(sink.process.processIdentifier), app \(app)")
+            let publisher = BenchPublisher(app: app, bootstrap: cluster.bootstrapServers, logger: logger)
+
+            var enqueueSeconds = 0.0
+            var produced = 0
+            var workStart = ContinuousClock.now
+            var publishing: Task<(Int, Double), any Error>?
+            let sink0 = sink.cpuSeconds()
+            if let rate {
+                try fleet.launch(count: workers)
+                say("started \(workers) worker(s); waiting 8 s for the group to form, then enqueueing at \(Int(rate))/s")
+                try await Task.sleep(for: .seconds(8))
+                workStart = ContinuousClock.now
+                let count = notifications
+                publishing = Task { try await publisher.publish(count: count, rate: rate) }
+            } else {
+                (produced, enqueueSeconds) = try await publisher.publish(count: notifications, rate: nil)
+                say("enqueued \(produced) notifications in \(String(format: "%.1f", enqueueSeconds)) s; starting \(workers) worker(s)")
+                workStart = ContinuousClock.now
+                try fleet.launch(count: workers)
+            }
+            let finalSeconds = try await waitForFinal(start: workStart, timeout: timeout, fleet: fleet)
+            if let publishing { (produced, enqueueSeconds) = try await publishing.value }
+            // Sample the workers before they stop: CPU and peak RSS (VmHWM is a high-water mark).
+            let pids = fleet.processes.map(\.processIdentifier)
+            let workerCPU = pids.compactMap { BenchUsage.processCPUSeconds(pid: $0) }.reduce(0, +)
+            let workerRSS = pids.compactMap { BenchUsage.peakRSSBytes(pid: $0) }.max()
+            let sinkCPU = sink.cpuSeconds() - sink0
+            let figures = try await readDeliveries()
+            let exitCodes = await fleet.stopAll()
+            let committed = try await checkCommitted(bootstrap: cluster.bootstrapServers)
+            withExtendedLifetime(cluster) {}
+            await sink.stop()
+
+            var report = BenchReport()
+            report.add("mode", "mode", text: rate == nil ? "pipeline (enqueue first)" : "pipeline (rate \(Int(rate ?? 0))/s)")
+            report.add("notifications", "notifications", notifications)
+            report.add("produced", "produced to Kafka", produced)
+            report.add("final", "final in PostgreSQL", figures.final)
+            report.add("accepted", "accepted", figures.latency.count > 0 ? Int(figures.latency.count) : 0)
+            report.add("workers", "worker processes", workers)
+            report.add("partitions", "partitions", Int(partitions))
+            report.add("enqueue_seconds", "enqueue time", enqueueSeconds, "%.2f", unit: "s")
+            report.add("seconds_to_final", "time to all final", finalSeconds, "%.2f", unit: "s")
+            report.add("offsets_committed", "offsets committed to the end (after SIGTERM)", text: committed ? "yes" : "NO")
+            let rateFinal = Double(notifications) / finalSeconds
+            report.add("rate_per_second", "throughput", rateFinal, "%.0f", unit: "notifications/s")
+            report.add(latency: figures.latency, key: "enqueue_to_accepted", label: "enqueue→accepted")
+            report.add("worker_cpu_seconds_per_100k", "worker CPU per 100k", workerCPU * 100_000 / Double(notifications), "%.3f", unit: "s")
+            report.add("worker_cpu_cores", "worker CPU (cores busy)", workerCPU / finalSeconds, "%.2f")
+            report.add("worker_peak_rss_mb", "worker peak RSS (VmHWM, max)", megabytes(workerRSS), "%.1f", unit: "MB")
+            report.add("sink_cpu_seconds", "sink CPU", sinkCPU, "%.3f", unit: "s")
+            if figures.final < notifications || produced < notifications {
+                report.warn("only \(figures.final) of \(notifications) final (\(produced) produced): the mock cluster may have dropped data")
+            }
+            if !committed { report.warn("the group's committed offsets did not reach the end of every partition") }
+            if exitCodes.contains(where: { $0 != 0 }) { report.warn("worker exit codes \(exitCodes) (logs in \(directory))") }
+            return report
+        } catch {
+            _ = await fleet.stopAll()
+            await sink.stop()
+            throw error
+        }
+    }
+}

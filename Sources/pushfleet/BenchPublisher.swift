@@ -1,0 +1,58 @@
+import Foundation
+import Logging
+import PushCore
+import PushProducer
+
+/// Enqueues the pipeline benchmark's notifications: one iOS device each, a
+/// fresh token per notification, keyed by token as product services do.
+struct BenchPublisher: Sendable {
+    let app: String
+    let bootstrap: String
+    let logger: Logger
+
+    /// Publishes `count` notifications, all at once (at most 10,000 awaiting
+    /// acknowledgement) or paced at `rate` per second. Returns how many the
+    /// brokers acknowledged and the seconds it took.
+    func publish(count: Int, rate: Double?) async throws -> (Int, Double) {
+        let publisher = try NotificationPublisher(bootstrapServers: bootstrap, logger: logger)
+        let start = ContinuousClock.now
+        let createdAt = Date()
+        var acknowledged = 0
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var inFlight = 0
+                for i in 0..<count {
+                    if let rate {
+                        let due = start + .nanoseconds(Int64(Double(i) / rate * 1e9))
+                        if due > ContinuousClock.now { try await Task.sleep(until: due, clock: .continuous) }
+                    }
+                    if inFlight >= 10_000 {
+                        _ = try await group.next()
+                        inFlight -= 1
+                        acknowledged += 1
+                    }
+                    let (key, value) = message(i, createdAt: createdAt)
+                    group.addTask { _ = try await publisher.publishRaw(value, key: key) }
+                    inFlight += 1
+                }
+                while try await group.next() != nil { acknowledged += 1 }
+            }
+        } catch {
+            await publisher.close()
+            throw error
+        }
+        await publisher.close()
+        return (acknowledged, (ContinuousClock.now - start).seconds)
+    }
+
+    func message(_ i: Int, createdAt: Date) -> (key: [UInt8], value: [UInt8]) {
+        var rng = SplitMix64(seed: UInt64(i) &* 0x9E37_79B9 &+ 17)
+        let token = (0..<4).map { _ in String(format: "%016llx", rng.next()) }.joined()
+        let n = PushNotification(
+            id: UUID(), app: app, createdAt: createdAt, expiresAt: createdAt.addingTimeInterval(3600),
+            recipients: [Recipient(token: token, platform: .ios)],
+            alert: PushNotification.Alert(title: "Your order shipped", body: "Order #\(i) is on its way."),
+            badge: 1, data: [("order_id", .string(String(i)))])
+        return (Array(token.utf8), n.intakeJSON().encoded())
+    }
+}

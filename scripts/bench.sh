@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `make bench`: builds pushfleet in release mode and runs both benchmark modes.
+#
+#   bench send      N notifications through the APNs client at the simulator's
+#                   fast sink, then h2load against the same sink (same -c/-m/body)
+#   bench pipeline  N notifications enqueued into the mock Kafka cluster first,
+#                   then W worker processes, until every one is final in a
+#                   throwaway PostgreSQL and the offsets are committed
+#
+# Environment: BENCH_NOTIFICATIONS (100000), BENCH_CONNECTIONS (2),
+# BENCH_CONCURRENCY (100), BENCH_WORKERS (1), BENCH_OUT (.build/bench: JSON files),
+# SWIFT_BUILD_FLAGS (extra flags for swift build, e.g. --scratch-path).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+n="${BENCH_NOTIFICATIONS:-100000}"
+out="${BENCH_OUT:-.build/bench}"
+mkdir -p "$out"
+# shellcheck disable=SC2086
+swift build -c release --product pushfleet ${SWIFT_BUILD_FLAGS:-}
+# shellcheck disable=SC2086
+bin="$(swift build -c release --show-bin-path ${SWIFT_BUILD_FLAGS:-})/pushfleet"
+stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+
+"$bin" bench send --notifications "$n" \
+    --connections "${BENCH_CONNECTIONS:-2}" --concurrency "${BENCH_CONCURRENCY:-100}" \
+    --compare-h2load --json "$out/send-$stamp.json"
+echo
+bash scripts/with-postgres.sh "$bin" bench pipeline --notifications "$n" \
+    --workers "${BENCH_WORKERS:-1}" --json "$out/pipeline-$stamp.json"
+echo "JSON results in $out/"
