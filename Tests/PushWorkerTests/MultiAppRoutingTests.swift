@@ -1,0 +1,92 @@
+import Foundation
+import Logging
+import XCTest
+@testable import PushWorker
+
+/// Many apps in one fleet: each app gets its own clients, credentials,
+/// APNs topic and FCM project; an unknown app has none.
+final class MultiAppRoutingTests: XCTestCase {
+    private var dir = ""
+
+    override func setUpWithError() throws {
+        dir = NSTemporaryDirectory() + "pushfleet-apps-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    /// Runs openssl to make a real key (APNs .p8 / RSA for a service account).
+    private func openssl(_ arguments: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "openssl \(arguments) 2>/dev/null"]
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "openssl \(arguments)")
+    }
+
+    private func serviceAccount(project: String) throws -> String {
+        let keyPath = dir + "/\(project).pem"
+        try openssl("genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out '\(keyPath)'")
+        let account: [String: String] = [
+            "type": "service_account", "project_id": project, "private_key_id": "k1",
+            "private_key": try String(contentsOfFile: keyPath, encoding: .utf8),
+            "client_email": "push@\(project).iam.gserviceaccount.com",
+            "token_uri": "https://oauth2.example.test/token",
+        ]
+        let path = dir + "/\(project).json"
+        try JSONSerialization.data(withJSONObject: account).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    func testEachAppGetsItsOwnClientsAndTranslationContext() throws {
+        let p8 = dir + "/AuthKey_KEY1.p8"
+        try openssl("ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out '\(p8)'")
+        var config = WorkerConfiguration()
+        config.apps["com.example.shop"] = .init(
+            apns: .init(topic: "com.example.shop", teamID: "TEAM000001", keyID: "KEY1", keyPath: p8),
+            fcm: .init(serviceAccountPath: try serviceAccount(project: "shop-prod")))
+        config.apps["com.example.news"] = .init(
+            apns: nil, fcm: .init(serviceAccountPath: try serviceAccount(project: "news-prod")))
+        config.apps["com.example.watch"] = .init(
+            apns: .init(topic: "com.example.watch", teamID: "TEAM000002", keyID: "KEY1", keyPath: p8,
+                        baseURL: "https://api.sandbox.push.apple.com"),
+            fcm: nil)
+
+        let router = try ProviderRouter(configuration: config, logger: Logger(label: "test"))
+        defer { router.shutdown() }
+
+        let shop = try XCTUnwrap(router.clients(for: "com.example.shop"))
+        XCTAssertEqual(shop.context.apnsTopic, "com.example.shop")
+        XCTAssertEqual(shop.context.fcmProjectID, "shop-prod")
+        XCTAssertNotNil(shop.apns)
+        XCTAssertNotNil(shop.fcm)
+
+        let news = try XCTUnwrap(router.clients(for: "com.example.news"))
+        XCTAssertNil(news.apns, "an FCM-only app has no APNs client")
+        XCTAssertEqual(news.context.fcmProjectID, "news-prod")
+        XCTAssertNil(news.context.apnsTopic)
+
+        let watch = try XCTUnwrap(router.clients(for: "com.example.watch"))
+        XCTAssertNil(watch.fcm)
+        XCTAssertEqual(watch.apns?.host, "https://api.sandbox.push.apple.com")
+        XCTAssertEqual(shop.apns?.host, "https://api.push.apple.com")
+
+        XCTAssertNil(router.clients(for: "com.example.unknown"), "an unknown app has no clients (rejected as UnknownApp)")
+
+        let stats = router.allStats()
+        XCTAssertEqual(stats.map { "\($0.app)/\($0.provider)" },
+                       ["com.example.news/fcm", "com.example.shop/apns", "com.example.shop/fcm", "com.example.watch/apns"])
+    }
+
+    func testAnUnreadableCredentialNamesTheAppKey() throws {
+        var config = WorkerConfiguration()
+        config.apps["com.example.shop"] = .init(
+            apns: .init(topic: "com.example.shop", teamID: "T", keyID: "K", keyPath: dir + "/missing.p8"), fcm: nil)
+        XCTAssertThrowsError(try ProviderRouter(configuration: config, logger: Logger(label: "test"))) { error in
+            XCTAssertEqual((error as? ConfigurationError)?.key, "apps.com.example.shop.apns.key_path")
+        }
+    }
+}
