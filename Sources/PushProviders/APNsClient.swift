@@ -14,7 +14,8 @@ public final class APNsClient: Sendable {
     private let sandboxURL: String
     let httpClient: HTTP2Client
     let logger: Logger
-    let usesCertificateAuth: Bool
+    /// True when the client authenticates with a TLS client certificate, not a JWT.
+    public let usesCertificateAuth: Bool
     let tokenUpdateBackoffInterval: Duration
     let guardian: ProviderGuard
     /// The token provider (shared by every request of this client); with

@@ -4,7 +4,9 @@ import PushCore
 import PushHTTP
 import PushProviders
 
-/// The provider clients of every configured app, sharing one HTTP/2 engine.
+/// The provider clients of every configured app. Connections are pooled per
+/// APNs team or certificate (APNs allows one identity per connection) and one
+/// pool for FCM.
 final class ProviderRouter: Sendable {
     struct AppClients: Sendable {
         var context: TranslationContext
@@ -12,7 +14,7 @@ final class ProviderRouter: Sendable {
         var fcm: FCMClient?
     }
 
-    let http: HTTP2Client
+    let http: HTTP2ClientPool
     private let apps: [String: AppClients]
 
     init(configuration: WorkerConfiguration, logger: Logger) throws {
@@ -20,7 +22,7 @@ final class ProviderRouter: Sendable {
         httpConfiguration.caBundlePath = configuration.tls.caBundlePath
         httpConfiguration.maxConnectionsPerHost = configuration.tls.maxConnectionsPerHost
         httpConfiguration.proxy = configuration.tls.proxy
-        let http = try HTTP2Client(configuration: httpConfiguration, logger: logger)
+        let http = HTTP2ClientPool(base: httpConfiguration, logger: logger)
         var apps: [String: AppClients] = [:]
         do {
             for (name, app) in configuration.apps {
@@ -28,15 +30,38 @@ final class ProviderRouter: Sendable {
                 appLogger[metadataKey: "push.app"] = "\(name)"
                 var clients = AppClients(context: TranslationContext(apnsTopic: app.apns?.topic, fcmProjectID: nil))
                 if let apns = app.apns {
-                    guard let pem = FileManager.default.contents(atPath: apns.keyPath) else {
-                        throw ConfigurationError(key: "apps.\(name).apns.key_path", problem: "cannot read \(apns.keyPath)")
-                    }
-                    clients.apns = try APNsClient(
-                        configuration: APNsClientConfiguration(
+                    let policy = Self.policy(.apnsDefault, configuration.retry)
+                    let apnsConfiguration: APNsClientConfiguration
+                    if let certificate = apns.certificate {
+                        var passphrase: String?
+                        if let path = certificate.passphrasePath {
+                            guard let data = FileManager.default.contents(atPath: path) else {
+                                throw ConfigurationError(key: "apps.\(name).apns.certificate.passphrase_path", problem: "cannot read \(path)")
+                            }
+                            passphrase = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+                        }
+                        guard FileManager.default.isReadableFile(atPath: certificate.path) else {
+                            throw ConfigurationError(key: "apps.\(name).apns.certificate.path", problem: "cannot read \(certificate.path)")
+                        }
+                        apnsConfiguration = APNsClientConfiguration(
+                            baseURL: apns.baseURL,
+                            certificate: APNsClientCertificate(
+                                certificatePath: certificate.path, keyPath: certificate.keyPath,
+                                format: certificate.format == "p12" ? .pkcs12 : .pem, passphrase: passphrase),
+                            sandboxBaseURL: apns.sandboxBaseURL, policy: policy)
+                    } else {
+                        guard let pem = FileManager.default.contents(atPath: apns.keyPath) else {
+                            throw ConfigurationError(key: "apps.\(name).apns.key_path", problem: "cannot read \(apns.keyPath)")
+                        }
+                        apnsConfiguration = APNsClientConfiguration(
                             baseURL: apns.baseURL, teamID: apns.teamID, keyID: apns.keyID,
                             privateKeyPEM: String(decoding: pem, as: UTF8.self),
-                            policy: Self.policy(.apnsDefault, configuration.retry)),
-                        http: http, logger: appLogger)
+                            sandboxBaseURL: apns.sandboxBaseURL, policy: policy)
+                    }
+                    let connection = try http.client(for: apnsConfiguration.poolKey) {
+                        apnsConfiguration.certificate?.apply(to: &$0)
+                    }
+                    clients.apns = try APNsClient(configuration: apnsConfiguration, http: connection, logger: appLogger)
                 }
                 if let fcm = app.fcm {
                     let account: FCMServiceAccount
@@ -48,7 +73,7 @@ final class ProviderRouter: Sendable {
                         configuration: FCMClientConfiguration(
                             baseURL: fcm.baseURL, serviceAccount: account, tokenURIOverride: fcm.tokenURI,
                             policy: Self.policy(.fcmDefault, configuration.retry)),
-                        http: http, logger: appLogger)
+                        http: try http.client(for: "fcm"), logger: appLogger)
                 }
                 apps[name] = clients
             }

@@ -86,9 +86,23 @@ public struct WorkerConfiguration: Sendable {
         public var topic: String
         public var teamID: String
         public var keyID: String
-        /// Path to the `.p8` signing key.
+        /// Path to the `.p8` signing key (token auth; empty with certificate auth).
         public var keyPath: String
         public var baseURL = "https://api.push.apple.com"
+        /// Host for devices registered in the sandbox environment (nil: `baseURL`).
+        public var sandboxBaseURL: String?
+        /// TLS client-certificate auth instead of a `.p8` key.
+        public var certificate: Certificate?
+    }
+
+    /// An APNs client certificate: PEM (certificate + key, or both in one
+    /// file) or PKCS#12 with a passphrase read from a file.
+    public struct Certificate: Sendable {
+        public var path: String
+        public var keyPath: String?
+        /// `pem` or `p12`.
+        public var format = "pem"
+        public var passphrasePath: String?
     }
 
     public struct FCM: Sendable {
@@ -243,10 +257,27 @@ extension WorkerConfiguration.App {
         var app = Self()
         if let a = r.object("apns") {
             let ar = ConfigReader(json: a, path: path + "apns.")
-            var apns = WorkerConfiguration.APNs(
-                topic: try ar.required("topic"), teamID: try ar.required("team_id"),
-                keyID: try ar.required("key_id"), keyPath: try ar.required("key_path"))
+            var apns: WorkerConfiguration.APNs
+            if let c = ar.object("certificate") {
+                let cr = ConfigReader(json: c, path: path + "apns.certificate.")
+                var certificate = WorkerConfiguration.Certificate(path: try cr.required("path"))
+                certificate.keyPath = try cr.string("key_path")
+                certificate.format = try cr.string("format") ?? "pem"
+                guard ["pem", "p12"].contains(certificate.format) else {
+                    throw ConfigurationError(key: path + "apns.certificate.format", problem: "must be \"pem\" or \"p12\"")
+                }
+                certificate.passphrasePath = try cr.string("passphrase_path")
+                apns = WorkerConfiguration.APNs(
+                    topic: try ar.required("topic"), teamID: try ar.string("team_id") ?? "",
+                    keyID: "", keyPath: "")
+                apns.certificate = certificate
+            } else {
+                apns = WorkerConfiguration.APNs(
+                    topic: try ar.required("topic"), teamID: try ar.required("team_id"),
+                    keyID: try ar.required("key_id"), keyPath: try ar.required("key_path"))
+            }
             apns.baseURL = try ar.string("base_url") ?? apns.baseURL
+            apns.sandboxBaseURL = try ar.string("sandbox_base_url")
             app.apns = apns
         }
         if let f = r.object("fcm") {

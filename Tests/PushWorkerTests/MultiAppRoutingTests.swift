@@ -55,6 +55,14 @@ final class MultiAppRoutingTests: XCTestCase {
                         baseURL: "https://api.sandbox.push.apple.com"),
             fcm: nil)
 
+        // A fourth app on APNs certificate auth (PEM certificate + key).
+        let cert = dir + "/legacy.pem", certKey = dir + "/legacy.key"
+        try openssl("req -x509 -newkey rsa:2048 -nodes -subj '/CN=Apple Push Services: com.example.legacy' -days 1 -keyout '\(certKey)' -out '\(cert)'")
+        var legacy = WorkerConfiguration.APNs(topic: "com.example.legacy", teamID: "", keyID: "", keyPath: "")
+        legacy.certificate = .init(path: cert, keyPath: certKey)
+        legacy.sandboxBaseURL = "https://api.sandbox.push.apple.com"
+        config.apps["com.example.legacy"] = .init(apns: legacy, fcm: nil)
+
         let router = try ProviderRouter(configuration: config, logger: Logger(label: "test"))
         defer { router.shutdown() }
 
@@ -74,11 +82,17 @@ final class MultiAppRoutingTests: XCTestCase {
         XCTAssertEqual(watch.apns?.host, "https://api.sandbox.push.apple.com")
         XCTAssertEqual(shop.apns?.host, "https://api.push.apple.com")
 
+        let legacyClients = try XCTUnwrap(router.clients(for: "com.example.legacy"))
+        XCTAssertEqual(legacyClients.context.apnsTopic, "com.example.legacy")
+        XCTAssertEqual(legacyClients.apns?.usesCertificateAuth, true)
+        XCTAssertEqual(shop.apns?.usesCertificateAuth, false)
+
         XCTAssertNil(router.clients(for: "com.example.unknown"), "an unknown app has no clients (rejected as UnknownApp)")
 
         let stats = router.allStats()
         XCTAssertEqual(stats.map { "\($0.app)/\($0.provider)" },
-                       ["com.example.news/fcm", "com.example.shop/apns", "com.example.shop/fcm", "com.example.watch/apns"])
+                       ["com.example.legacy/apns", "com.example.news/fcm", "com.example.shop/apns",
+                        "com.example.shop/fcm", "com.example.watch/apns"])
     }
 
     func testAnUnreadableCredentialNamesTheAppKey() throws {

@@ -37,6 +37,19 @@ final class WorkerConfigurationTests: XCTestCase {
         XCTAssertNil(config.apps["shop"]?.apns)
     }
 
+    func testCertificateAuthNeedsNoSigningKey() throws {
+        let path = try write("""
+            {"apps": {"legacy": {"apns": {"topic": "com.example.legacy", "sandbox_base_url": "https://sandbox.test",
+              "certificate": {"path": "/secrets/legacy.p12", "format": "p12", "passphrase_path": "/secrets/pass"}}}}}
+            """)
+        let apns = try XCTUnwrap(WorkerConfiguration.load(path: path, environment: [:]).apps["legacy"]?.apns)
+        XCTAssertEqual(apns.certificate?.path, "/secrets/legacy.p12")
+        XCTAssertEqual(apns.certificate?.format, "p12")
+        XCTAssertEqual(apns.certificate?.passphrasePath, "/secrets/pass")
+        XCTAssertEqual(apns.sandboxBaseURL, "https://sandbox.test")
+        XCTAssertEqual(apns.keyPath, "")
+    }
+
     func testErrorsNameTheKey() throws {
         let app = #""apps": {"a": {"fcm": {"service_account_path": "/x"}}}"#
         var e = try loadError(#"{"kafka": {"properties": {"linger.ms": 5}}, \#(app)}"#)
@@ -55,6 +68,12 @@ final class WorkerConfigurationTests: XCTestCase {
         e = try loadError(#"{"apps": {"a": {"fcm": {}}}}"#)
         XCTAssertEqual(e.key, "apps.a.fcm.service_account_path")
         XCTAssertEqual(e.problem, "is required")
+
+        e = try loadError(#"{"apps": {"a": {"apns": {"topic": "a", "certificate": {"path": "/c.p12", "format": "der"}}}}}"#)
+        XCTAssertEqual(e.key, "apps.a.apns.certificate.format")
+
+        e = try loadError(#"{"apps": {"a": {"apns": {"topic": "a", "certificate": {}}}}}"#)
+        XCTAssertEqual(e.key, "apps.a.apns.certificate.path")
 
         e = try loadError("{not json")
         XCTAssertEqual(e.key, "--config")
