@@ -30,7 +30,8 @@ final class ProviderRouter: Sendable {
                 appLogger[metadataKey: "push.app"] = "\(name)"
                 var clients = AppClients(context: TranslationContext(apnsTopic: app.apns?.topic, fcmProjectID: nil))
                 if let apns = app.apns {
-                    let policy = Self.policy(.apnsDefault, configuration.retry)
+                    var policy = Self.policy(.apnsDefault, configuration.retry)
+                    if let rate = apns.rateLimitPerSecond { policy.rateLimit.limit(perSecond: rate) }
                     let apnsConfiguration: APNsClientConfiguration
                     if let certificate = apns.certificate {
                         var passphrase: String?
@@ -72,7 +73,7 @@ final class ProviderRouter: Sendable {
                     clients.fcm = try FCMClient(
                         configuration: FCMClientConfiguration(
                             baseURL: fcm.baseURL, serviceAccount: account, tokenURIOverride: fcm.tokenURI,
-                            policy: Self.policy(.fcmDefault, configuration.retry)),
+                            policy: Self.fcmPolicy(fcm, configuration.retry)),
                         http: try http.client(for: "fcm"), logger: appLogger)
                 }
                 apps[name] = clients
@@ -105,6 +106,12 @@ final class ProviderRouter: Sendable {
         return policy
     }
 
+    static func fcmPolicy(_ fcm: WorkerConfiguration.FCM, _ retry: WorkerConfiguration.Retry) -> ProviderClientPolicy {
+        var policy = policy(.fcmDefault, retry)
+        if let rate = fcm.rateLimitPerSecond { policy.rateLimit.limit(perSecond: rate) }
+        return policy
+    }
+
     func shutdown() { http.shutdown() }
 }
 
@@ -122,5 +129,13 @@ extension ProviderRouter.AppClients {
         case .apns: apns != nil
         case .fcm: fcm != nil
         }
+    }
+}
+
+extension TokenBucketLimiter.Configuration {
+    /// A per-app ceiling from the configuration: `rate` per second, one second of burst.
+    mutating func limit(perSecond rate: Int) {
+        ratePerSecond = Double(rate)
+        burst = Double(rate)
     }
 }

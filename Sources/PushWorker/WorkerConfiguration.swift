@@ -93,6 +93,8 @@ public struct WorkerConfiguration: Sendable {
         public var sandboxBaseURL: String?
         /// TLS client-certificate auth instead of a `.p8` key.
         public var certificate: Certificate?
+        /// This app's APNs send rate ceiling (nil: none; a 429 still slows it down).
+        public var rateLimitPerSecond: Int?
     }
 
     /// An APNs client certificate: PEM (certificate + key, or both in one
@@ -111,6 +113,8 @@ public struct WorkerConfiguration: Sendable {
         public var baseURL = "https://fcm.googleapis.com"
         /// Override of the service account's `token_uri` (tests, proxies).
         public var tokenURI: String?
+        /// This project's FCM send rate ceiling (nil: FCM's default 600,000/min = 10,000/s).
+        public var rateLimitPerSecond: Int?
     }
 }
 
@@ -278,6 +282,7 @@ extension WorkerConfiguration.App {
             }
             apns.baseURL = try ar.string("base_url") ?? apns.baseURL
             apns.sandboxBaseURL = try ar.string("sandbox_base_url")
+            apns.rateLimitPerSecond = try ar.positiveInt("rate_limit_per_second")
             app.apns = apns
         }
         if let f = r.object("fcm") {
@@ -285,6 +290,7 @@ extension WorkerConfiguration.App {
             var fcm = WorkerConfiguration.FCM(serviceAccountPath: try fr.required("service_account_path"))
             fcm.baseURL = try fr.string("base_url") ?? fcm.baseURL
             fcm.tokenURI = try fr.string("token_uri")
+            fcm.rateLimitPerSecond = try fr.positiveInt("rate_limit_per_second")
             app.fcm = fcm
         }
         return app
@@ -305,6 +311,12 @@ struct ConfigReader {
         guard let v = json[key], v != .null else { return nil }
         guard let s = v.stringValue else { throw ConfigurationError(key: path + key, problem: "must be a string") }
         return s
+    }
+
+    func positiveInt(_ key: String) throws -> Int? {
+        guard let n = try int(key) else { return nil }
+        guard n > 0 else { throw ConfigurationError(key: path + key, problem: "must be a positive integer") }
+        return n
     }
 
     func required(_ key: String) throws -> String {

@@ -48,8 +48,9 @@ final class MultiAppRoutingTests: XCTestCase {
         config.apps["com.example.shop"] = .init(
             apns: .init(topic: "com.example.shop", teamID: "TEAM000001", keyID: "KEY1", keyPath: p8),
             fcm: .init(serviceAccountPath: try serviceAccount(project: "shop-prod")))
-        config.apps["com.example.news"] = .init(
-            apns: nil, fcm: .init(serviceAccountPath: try serviceAccount(project: "news-prod")))
+        var newsFCM = WorkerConfiguration.FCM(serviceAccountPath: try serviceAccount(project: "news-prod"))
+        newsFCM.rateLimitPerSecond = 250
+        config.apps["com.example.news"] = .init(apns: nil, fcm: newsFCM)
         config.apps["com.example.watch"] = .init(
             apns: .init(topic: "com.example.watch", teamID: "TEAM000002", keyID: "KEY1", keyPath: p8,
                         baseURL: "https://api.sandbox.push.apple.com"),
@@ -75,6 +76,8 @@ final class MultiAppRoutingTests: XCTestCase {
         let news = try XCTUnwrap(router.clients(for: "com.example.news"))
         XCTAssertNil(news.apns, "an FCM-only app has no APNs client")
         XCTAssertEqual(news.context.fcmProjectID, "news-prod")
+        XCTAssertEqual(news.fcm?.stats().currentRate, 250, "the app's own rate limit")
+        XCTAssertEqual(shop.fcm?.stats().currentRate, 10_000, "FCM's default: 600,000 per minute")
         XCTAssertNil(news.context.apnsTopic)
 
         let watch = try XCTUnwrap(router.clients(for: "com.example.watch"))

@@ -75,6 +75,10 @@ final class WorkerConfigurationTests: XCTestCase {
         e = try loadError(#"{"apps": {"a": {"apns": {"topic": "a", "certificate": {}}}}}"#)
         XCTAssertEqual(e.key, "apps.a.apns.certificate.path")
 
+        e = try loadError(#"{"apps": {"a": {"fcm": {"service_account_path": "/x", "rate_limit_per_second": 0}}}}"#)
+        XCTAssertEqual(e.key, "apps.a.fcm.rate_limit_per_second")
+        XCTAssertEqual(e.problem, "must be a positive integer")
+
         e = try loadError("{not json")
         XCTAssertEqual(e.key, "--config")
         XCTAssertTrue(e.problem.contains("not valid JSON"), e.problem)
