@@ -11,6 +11,8 @@ struct PartitionPauses {
         case delayedRetry
         /// The in-flight bound (per partition or per worker) is reached.
         case backpressure
+        /// A provider host's circuit breaker is open: take no new notifications.
+        case providerCircuit
     }
 
     private var reasons: [KafkaTopicPartition: Set<Reason>] = [:]
@@ -34,6 +36,26 @@ struct PartitionPauses {
     /// Partitions paused for `reason`.
     func partitions(_ reason: Reason) -> [KafkaTopicPartition] {
         reasons.filter { $0.value.contains(reason) }.map(\.key)
+    }
+
+    /// While a provider circuit is open every given partition gets the
+    /// circuit reason (intake stops instead of filling the retry topics);
+    /// once it closes they lose it. Returns what to pause and resume now.
+    mutating func providerCircuit(open: Bool, partitions: [KafkaTopicPartition])
+        -> (pause: [KafkaTopicPartition], resume: [KafkaTopicPartition])
+    {
+        var pause: [KafkaTopicPartition] = []
+        var resume: [KafkaTopicPartition] = []
+        if open {
+            for tp in partitions where !has(.providerCircuit, tp) {
+                if add(.providerCircuit, tp) { pause.append(tp) }
+            }
+        } else {
+            for tp in self.partitions(.providerCircuit) where remove(.providerCircuit, tp) {
+                resume.append(tp)
+            }
+        }
+        return (pause, resume)
     }
 
     /// Forgets partitions no longer assigned (the consumer forgets their pause too).

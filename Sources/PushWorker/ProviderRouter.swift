@@ -88,6 +88,13 @@ final class ProviderRouter: Sendable {
 
     func clients(for app: String) -> AppClients? { apps[app] }
 
+    /// True while any provider client's circuit breaker is open (cool-down not over).
+    var anyCircuitOpen: Bool {
+        apps.values.contains { clients in
+            (clients.apns.map { !$0.isAcceptingWork } ?? false) || (clients.fcm.map { !$0.isAcceptingWork } ?? false)
+        }
+    }
+
     /// Every client's cumulative counters, for metrics.
     func allStats() -> [(provider: Provider, app: String, host: String, stats: ProviderClientStats)] {
         apps.sorted { $0.key < $1.key }.flatMap { name, clients in

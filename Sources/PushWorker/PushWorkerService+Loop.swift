@@ -57,6 +57,7 @@ extension PushWorkerService {
                     dispatch(ready)
                 }
                 applyBackpressure(&pauses, context, total: totalLimit, perPartition: partitionLimit)
+                applyCircuitPause(&pauses, context)
             }
             try await drain(context, revoked: revoked, forget: forget, cancel: { group.cancelAll() })
         }
@@ -75,6 +76,24 @@ extension PushWorkerService {
             $0.partitionsBackpressured = throttled
             $0.backpressurePauses += change.pause.count
         }
+    }
+
+    /// An open provider circuit pauses intake and retry partitions (device
+    /// registrations keep flowing) until the breaker lets requests through again.
+    private func applyCircuitPause(_ pauses: inout PartitionPauses, _ context: BatchContext) {
+        let open = context.processor.router.anyCircuitOpen
+        guard open || !pauses.partitions(.providerCircuit).isEmpty else { return }
+        let notifications = context.book.inFlightByPartition().keys.filter { $0.topic != topics.devices }
+        let change = pauses.providerCircuit(open: open, partitions: Array(notifications))
+        if !change.pause.isEmpty {
+            try? context.consumer.pause(change.pause)
+            logger.warning("provider circuit open; intake paused", metadata: ["kafka.partitions": "\(change.pause.count)"])
+        }
+        if !change.resume.isEmpty {
+            try? context.consumer.resume(change.resume)
+            logger.info("provider circuit closing; intake resumed", metadata: ["kafka.partitions": "\(change.resume.count)"])
+        }
+        if !change.pause.isEmpty { counters.withLock { $0.circuitPauses += 1 } }
     }
 
     private func count(_ polled: [KafkaMessage]) {

@@ -35,6 +35,8 @@ public struct WorkerCounters: Sendable {
     public var partitionsBackpressured = 0
     /// Times a partition was paused because the in-flight bound was reached.
     public var backpressurePauses = 0
+    /// Times intake was paused because a provider circuit opened.
+    public var circuitPauses = 0
     /// User-id recipients that had no valid device for the app.
     public var usersWithoutDevices = 0
     /// Outcome transactions committed, and their total time (`pushfleet_batch_commit_seconds`
