@@ -47,7 +47,7 @@ public struct JSONLogHandler: LogHandler {
         Self.flatten(merged, prefix: "", into: &flat)
         flat.sort { $0.0 < $1.0 }
         var members: [(key: String, value: JSONValue)] = [
-            ("timestamp", .string(RFC3339.millisecondsUTC(Date()))),
+            ("timestamp", .string(Self.timestamp(Date()))),
             ("level", .string(event.level.rawValue)),
             ("label", .string(label)),
             ("message", .string(event.message.description)),
@@ -81,5 +81,10 @@ public struct JSONLogHandler: LogHandler {
         case .stringConvertible(let c): c.description
         case .dictionary, .array: value.description
         }
+    }
+
+    /// `2026-11-21T15:14:23.123Z`: PushCore's exact RFC 3339 format, at millisecond precision.
+    static func timestamp(_ date: Date) -> String {
+        Timestamps.format(Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000))
     }
 }
