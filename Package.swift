@@ -112,7 +112,7 @@ let package = Package(
         .testTarget(
             name: "PushWorkerTests",
             dependencies: [
-                "PushWorker", "PushCore", "PushPostgres", "PushKafka",
+                "PushWorker", "PushCore", "PushPostgres", "PushKafka", "PushSimulator",
                 .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // Tier 3: end to end, running `pushfleet` processes.

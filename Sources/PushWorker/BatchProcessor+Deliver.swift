@@ -4,124 +4,113 @@ import PushHTTP
 import PushProviders
 
 extension BatchProcessor {
-    /// Sends one request and returns the delivery's outcome with one attempt
-    /// record per try. A transport failure that got no HTTP status is re-sent
-    /// at once (the provider never saw it); a transient provider answer
-    /// becomes a retry need for the delayed-retry topics; a failure after a
-    /// status arrived is never re-sent.
+    /// Sends one request and returns the delivery's outcome with its attempt
+    /// record. The provider client has already re-sent at once whatever got
+    /// no HTTP status (GOAWAY, reset, refused stream; `worker.max_inline_attempts`
+    /// tries in all), so the worker makes one call: a failure that still has no
+    /// status, or a transient provider answer, becomes a retry need for the
+    /// delayed-retry topics; a failure after a status arrived is never re-sent.
     func deliver(_ item: WorkItem, _ request: ProviderRequest, _ clients: ProviderRouter.AppClients) async -> BatchOutcome {
         var outcome = BatchOutcome()
-        var firstAttemptAt: Date?
-        for attempt in 1...maxInlineAttempts {
-            let started = Date()
-            firstAttemptAt = firstAttemptAt ?? started
-            let clock = ContinuousClock.now
-            let result: Result<ProviderResponse?, any Error>
-            do { result = .success(try await clients.send(request)) } catch { result = .failure(error) }
-            let elapsed = (ContinuousClock.now - clock).seconds
-            let latency = elapsed * 1000
-            if Self.isCancellation(result) || Task.isCancelled {
-                // Shutdown, not a provider failure: no attempt is spent or recorded; the
-                // batch is left unfinished and its offsets unstored (redelivered later).
-                outcome.cancelled = true
-                return outcome
-            }
-            observer.providerRoundTrip(provider: request.provider, seconds: elapsed)
-            func attemptRecord(_ label: String, _ status: Int?, _ reason: String?) -> AttemptRecord {
-                AttemptRecord(key: item.key, attempt: item.headers.attempt, attemptedAt: started, outcome: label,
-                              provider: request.provider, providerStatus: status, providerReason: reason,
-                              latencyMilliseconds: latency)
-            }
-            switch result {
-            case .failure(let error):
-                let http = error as? HTTPError
-                let providerError = error as? ProviderError
-                let reason = http.map { "Transport(\($0.curlCode))" } ?? providerError.map(Self.reason) ?? "ClientError"
-                // Held back by the client (open circuit, rate limit, throttled tokens): never sent,
-                // so it is not an attempt; it waits on a retry tier for at least retryAfter.
-                let held = providerError.map { [.circuitOpen, .rateLimited, .providerTokenThrottled].contains($0.kind) } ?? false
-                if held {
-                    outcome.retryNeeds.append(RetryNeed(item: item, reason: reason, providerStatus: nil,
-                                                        retryAfter: providerError?.retryAfter, attempts: attempt - 1,
-                                                        firstAttemptAt: attempt > 1 ? firstAttemptAt : nil, lastAttemptAt: started,
-                                                        notSent: attempt == 1))
-                    return outcome
-                }
-                outcome.attempts.append(attemptRecord("transport_error", nil, reason))
-                logger.warning("provider send failed", metadata: [
-                    "push.notification_id": "\(item.notification.id.uuidString.lowercased())",
-                    "push.provider": "\(request.provider.rawValue)", "push.attempt": "\(item.headers.attempt).\(attempt)",
-                    "error": "\(error)",
-                ])
-                if let http, http.statusReceived {
-                    // A status arrived before the failure: the provider may have acted on it, so
-                    // it is not sent again; it goes to the dead-letter topic for a person to judge.
-                    var headers = item.headers
-                    headers.reason = "response lost after the provider answered: \(error)"
-                    var single = item.notification
-                    single.recipients = item.fcmTarget == nil ? [item.recipient] : []
-                    single.userRecipients = []
-                    single.fcmTargets = item.fcmTarget.map { [$0] } ?? []
-                    outcome.outgoing.append(OutgoingMessage(topic: topics.deadLetter, key: item.sourceKey,
-                                                            value: single.intakeJSON().encoded(), headers: headers.kafkaHeaders,
-                                                            label: "response_lost"))
-                    outcome.deliveries.append(record(item, status: .deadLettered, reason: "ResponseLost", detail: "\(error)",
-                                                     at: Date(), attempts: attempt, firstAttemptAt: firstAttemptAt, lastAttemptAt: started))
-                    return outcome
-                }
-                // Other client errors (credentials, keys) are not re-sent inline: no try can differ.
-                if attempt == maxInlineAttempts || providerError != nil {
-                    outcome.retryNeeds.append(RetryNeed(item: item, reason: reason, providerStatus: nil,
-                                                        retryAfter: providerError?.retryAfter,
-                                                        attempts: attempt, firstAttemptAt: firstAttemptAt, lastAttemptAt: started))
-                    return outcome
-                }
-                if http?.statusReceived == false {
-                    counters.withLock { $0.resentWithoutStatus[request.provider, default: 0] += 1 }
-                }
-                try? await Task.sleep(for: .milliseconds(20 << (attempt - 1)))
-            case .success(nil):
-                outcome.deliveries.append(record(item, status: .rejected, reason: "PlatformNotConfigured", detail: nil, at: Date()))
-                return outcome
-            case .success(let response?):
-                let classified = ResponseClassifier.classify(request.provider, response)
-                let now = Date()
-                outcome.attempts.append(attemptRecord(label(classified), response.status, classified.reason))
-                switch classified {
-                case .accepted(let messageID):
-                    outcome.deliveries.append(DeliveryRecord(
-                        key: item.key, app: item.notification.app, platform: item.recipient.platform, status: .accepted,
-                        attempts: attempt, providerStatus: response.status, providerReason: nil, providerMessageID: messageID,
-                        detail: nil, enqueuedAt: item.enqueuedAt, firstAttemptAt: firstAttemptAt, lastAttemptAt: started,
-                        acceptedAt: now, finalAt: now))
-                    observer.enqueueToAccepted(provider: request.provider,
-                                               seconds: now.timeIntervalSince(item.notification.createdAt))
-                case .invalidToken(let reason, let since):
-                    if item.fcmTarget == nil {
-                        outcome.invalidations.append(TokenInvalidation(
-                            app: item.notification.app, platform: item.recipient.platform, token: item.recipient.token,
-                            since: since ?? now, reason: reason.rawValue))
-                    }
-                    outcome.deliveries.append(record(item, status: .invalidToken, reason: reason.rawValue, detail: nil, at: now,
-                                                     attempts: attempt, providerStatus: response.status,
-                                                     firstAttemptAt: firstAttemptAt, lastAttemptAt: started))
-                case .rejected(let reason):
-                    outcome.deliveries.append(record(item, status: .rejected, reason: reason.rawValue, detail: nil, at: now,
-                                                     attempts: attempt, providerStatus: response.status,
-                                                     firstAttemptAt: firstAttemptAt, lastAttemptAt: started))
-                case .transient(let reason, let retryAfter):
-                    outcome.retryNeeds.append(RetryNeed(item: item, reason: reason.rawValue, providerStatus: response.status,
-                                                        retryAfter: retryAfter, attempts: attempt,
-                                                        firstAttemptAt: firstAttemptAt, lastAttemptAt: started))
-                case .authFailure(let reason), .unknown(_, let reason):
-                    outcome.retryNeeds.append(RetryNeed(item: item, reason: reason.rawValue, providerStatus: response.status,
-                                                        retryAfter: nil, attempts: attempt,
-                                                        firstAttemptAt: firstAttemptAt, lastAttemptAt: started))
-                }
-                return outcome
-            }
+        let started = Date()
+        let clock = ContinuousClock.now
+        let result: Result<ProviderResponse?, any Error>
+        do { result = .success(try await clients.send(request, environment: item.environment)) } catch { result = .failure(error) }
+        let elapsed = (ContinuousClock.now - clock).seconds
+        let latency = elapsed * 1000
+        if Self.isCancellation(result) || Task.isCancelled {
+            // Shutdown, not a provider failure: no attempt is spent or recorded; the
+            // batch is left unfinished and its offsets unstored (redelivered later).
+            outcome.cancelled = true
+            return outcome
         }
-        return outcome
+        observer.providerRoundTrip(provider: request.provider, seconds: elapsed)
+        func attemptRecord(_ label: String, _ status: Int?, _ reason: String?) -> AttemptRecord {
+            AttemptRecord(key: item.key, attempt: item.headers.attempt, attemptedAt: started, outcome: label,
+                          provider: request.provider, providerStatus: status, providerReason: reason,
+                          latencyMilliseconds: latency)
+        }
+        switch result {
+        case .failure(let error):
+            let http = error as? HTTPError
+            let providerError = error as? ProviderError
+            let reason = http.map { "Transport(\($0.curlCode))" } ?? providerError.map(Self.reason) ?? "ClientError"
+            // Held back by the client (open circuit, rate limit, throttled tokens): never sent,
+            // so it is not an attempt; it waits on a retry tier for at least retryAfter.
+            if let providerError, [.circuitOpen, .rateLimited, .providerTokenThrottled].contains(providerError.kind) {
+                outcome.retryNeeds.append(RetryNeed(item: item, reason: reason, providerStatus: nil,
+                                                    retryAfter: providerError.retryAfter, attempts: 0,
+                                                    firstAttemptAt: nil, lastAttemptAt: started, notSent: true))
+                return outcome
+            }
+            outcome.attempts.append(attemptRecord("transport_error", nil, reason))
+            logger.warning("provider send failed", metadata: [
+                "push.notification_id": "\(item.notification.id.uuidString.lowercased())",
+                "push.provider": "\(request.provider.rawValue)", "push.attempt": "\(item.headers.attempt)",
+                "error": "\(error)",
+            ])
+            if let http, http.statusReceived {
+                // A status arrived before the failure: the provider may have acted on it, so
+                // it is not sent again; it goes to the dead-letter topic for a person to judge.
+                var headers = item.headers
+                headers.reason = "response lost after the provider answered: \(error)"
+                var single = item.notification
+                single.recipients = item.fcmTarget == nil ? [item.recipient] : []
+                single.userRecipients = []
+                single.fcmTargets = item.fcmTarget.map { [$0] } ?? []
+                outcome.outgoing.append(OutgoingMessage(topic: topics.deadLetter, key: item.sourceKey,
+                                                        value: single.intakeJSON().encoded(), headers: headers.kafkaHeaders,
+                                                        label: "response_lost"))
+                outcome.deliveries.append(record(item, status: .deadLettered, reason: "ResponseLost", detail: "\(error)",
+                                                 at: Date(), attempts: 1, firstAttemptAt: started, lastAttemptAt: started))
+                return outcome
+            }
+            // No status even after the client's re-sends, a timeout (status unknown) or a
+            // client error (credentials, keys): a later try on a retry tier.
+            outcome.retryNeeds.append(RetryNeed(item: item, reason: reason, providerStatus: nil,
+                                                retryAfter: providerError?.retryAfter,
+                                                attempts: 1, firstAttemptAt: started, lastAttemptAt: started))
+            return outcome
+        case .success(nil):
+            outcome.deliveries.append(record(item, status: .rejected, reason: "PlatformNotConfigured", detail: nil, at: Date()))
+            return outcome
+        case .success(let response?):
+            let classified = ResponseClassifier.classify(request.provider, response)
+            let now = Date()
+            outcome.attempts.append(attemptRecord(label(classified), response.status, classified.reason))
+            switch classified {
+            case .accepted(let messageID):
+                outcome.deliveries.append(DeliveryRecord(
+                    key: item.key, app: item.notification.app, platform: item.recipient.platform, status: .accepted,
+                    attempts: 1, providerStatus: response.status, providerReason: nil, providerMessageID: messageID,
+                    detail: nil, enqueuedAt: item.enqueuedAt, firstAttemptAt: started, lastAttemptAt: started,
+                    acceptedAt: now, finalAt: now))
+                observer.enqueueToAccepted(provider: request.provider,
+                                           seconds: now.timeIntervalSince(item.notification.createdAt))
+            case .invalidToken(let reason, let since):
+                if item.fcmTarget == nil {
+                    outcome.invalidations.append(TokenInvalidation(
+                        app: item.notification.app, platform: item.recipient.platform, token: item.recipient.token,
+                        since: since ?? now, reason: reason.rawValue))
+                }
+                outcome.deliveries.append(record(item, status: .invalidToken, reason: reason.rawValue, detail: nil, at: now,
+                                                 attempts: 1, providerStatus: response.status,
+                                                 firstAttemptAt: started, lastAttemptAt: started))
+            case .rejected(let reason):
+                outcome.deliveries.append(record(item, status: .rejected, reason: reason.rawValue, detail: nil, at: now,
+                                                 attempts: 1, providerStatus: response.status,
+                                                 firstAttemptAt: started, lastAttemptAt: started))
+            case .transient(let reason, let retryAfter):
+                outcome.retryNeeds.append(RetryNeed(item: item, reason: reason.rawValue, providerStatus: response.status,
+                                                    retryAfter: retryAfter, attempts: 1,
+                                                    firstAttemptAt: started, lastAttemptAt: started))
+            case .authFailure(let reason), .unknown(_, let reason):
+                outcome.retryNeeds.append(RetryNeed(item: item, reason: reason.rawValue, providerStatus: response.status,
+                                                    retryAfter: nil, attempts: 1,
+                                                    firstAttemptAt: started, lastAttemptAt: started))
+            }
+            return outcome
+        }
     }
 
     /// The ledger reason of a request the provider client held back or could not make.

@@ -3,6 +3,7 @@ import Logging
 import PushCore
 import PushHTTP
 import PushKafka
+import PushProviders
 
 /// Turns one batch of intake or retry messages into outcomes: decode, ledger
 /// check, translate, send (concurrently), classify, and decide retries and
@@ -32,6 +33,9 @@ struct BatchProcessor: Sendable {
         /// Retry state carried by the message this came from.
         var headers: RetryHeaders
         var sourceKey: [UInt8]?
+        /// The APNs environment the device registered in (`devices.environment`),
+        /// nil for production or when the registry does not know the token.
+        var environment: APNsEnvironment? = nil
     }
 
     func process(_ messages: [KafkaMessage]) async throws -> BatchOutcome {
@@ -56,30 +60,36 @@ struct BatchProcessor: Sendable {
         let users = Set(decoded.flatMap { d in d.notification.userRecipients.map { AppUser(app: d.notification.app, userID: $0) } })
         let devices = try await store.devices(of: users)
         var items: [WorkItem] = []
+        var lookups: [Int] = []  // indexes of APNs token recipients whose environment the registry may know
         var seen = Set<DeliveryKey>()
         let now = Date()
         for (message, notification, headers) in decoded {
-            var targets = notification.recipients.map { ($0, FCMTarget?.none) }
+            // (recipient, FCM target, environment when the registry already said it)
+            var targets = notification.recipients.map { ($0, FCMTarget?.none, String?.none) }
             for user in notification.userRecipients {
                 let found = devices[AppUser(app: notification.app, userID: user)] ?? []
                 if found.isEmpty {
                     outcome.deliveries.append(noDeviceRecord(notification, user: user, enqueuedAt: message.timestamp, at: now))
                 }
-                targets += found.map { (Recipient(token: $0.token, platform: $0.platform), nil) }
+                targets += found.map { (Recipient(token: $0.token, platform: $0.platform), nil, $0.environment) }
             }
             for target in notification.fcmTargets {
-                targets.append((Recipient(token: Self.syntheticToken(target), platform: .android), target))
+                targets.append((Recipient(token: Self.syntheticToken(target), platform: .android), target, nil))
             }
-            for (recipient, fcmTarget) in targets {
+            for (recipient, fcmTarget, environment) in targets {
                 let key = DeliveryKey(notificationID: notification.id, token: recipient.token, createdAt: notification.createdAt)
                 if seen.insert(key).inserted {
-                    items.append(WorkItem(notification: notification, recipient: recipient, fcmTarget: fcmTarget, key: key,
-                                          enqueuedAt: message.timestamp, headers: headers, sourceKey: message.key))
+                    var item = WorkItem(notification: notification, recipient: recipient, fcmTarget: fcmTarget, key: key,
+                                        enqueuedAt: message.timestamp, headers: headers, sourceKey: message.key)
+                    item.environment = environment == "sandbox" ? .sandbox : nil
+                    if environment == nil, needsEnvironmentLookup(item) { lookups.append(items.count) }
+                    items.append(item)
                 } else {
                     outcome.suppressed += 1
                 }
             }
         }
+        try await resolveEnvironments(&items, lookups)
         let alreadyFinal = try await store.finalKeys(items.map(\.key))
         if !alreadyFinal.isEmpty {
             outcome.suppressed += alreadyFinal.count
@@ -109,6 +119,23 @@ struct BatchProcessor: Sendable {
         if outcome.cancelled { throw CancellationError() }
         scheduleRetries(&outcome)
         return outcome
+    }
+
+    /// A device token named directly, for an app whose APNs sandbox host differs
+    /// from production: the registry decides where it goes.
+    private func needsEnvironmentLookup(_ item: WorkItem) -> Bool {
+        item.fcmTarget == nil && item.recipient.platform.provider == .apns
+            && router.clients(for: item.notification.app)?.routesSandboxSeparately == true
+    }
+
+    /// Marks the items at `indexes` whose token is registered as a sandbox device.
+    private func resolveEnvironments(_ items: inout [WorkItem], _ indexes: [Int]) async throws {
+        guard !indexes.isEmpty else { return }
+        func key(_ item: WorkItem) -> OutcomeStore.AppToken {
+            OutcomeStore.AppToken(app: item.notification.app, platform: item.recipient.platform, token: item.recipient.token)
+        }
+        let sandbox = try await store.sandboxTokens(Set(indexes.map { key(items[$0]) }))
+        for i in indexes where sandbox.contains(key(items[i])) { items[i].environment = .sandbox }
     }
 
     /// An intake message that is not a notification: recorded and dead-lettered with the reason.

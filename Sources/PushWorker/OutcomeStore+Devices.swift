@@ -7,6 +7,39 @@ extension OutcomeStore {
     struct UserDevice: Sendable, Hashable {
         var token: String
         var platform: Platform
+        /// `production` or `sandbox` (APNs host).
+        var environment: String = "production"
+    }
+
+    /// A device token of an app, as the registry keys it.
+    struct AppToken: Sendable, Hashable {
+        var app: String
+        var platform: Platform
+        var token: String
+    }
+
+    /// The tokens among `tokens` that the registry knows as registered in the
+    /// APNs sandbox environment, in one query for the whole batch. A token the
+    /// registry does not know is production (where App Store builds live).
+    func sandboxTokens(_ tokens: Set<AppToken>) async throws -> Set<AppToken> {
+        guard !tokens.isEmpty else { return [] }
+        let list = Array(tokens)
+        let rows = try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                SELECT d.app AS a, d.platform AS p, d.token AS t
+                FROM unnest($1::text[], $2::text[], $3::text[]) AS k(a, p, t)
+                JOIN devices d ON d.app = k.a AND d.platform = k.p AND d.token = k.t
+                WHERE d.environment = 'sandbox'
+                """,
+                [.textArray(list.map(\.app)), .textArray(list.map(\.platform.rawValue)), .textArray(list.map(\.token))])
+        }
+        var result = Set<AppToken>()
+        for row in rows.rows {
+            guard let a = row["a"], let t = row["t"], let p = row["p"].flatMap(Platform.init(rawValue:)) else { continue }
+            result.insert(AppToken(app: a, platform: p, token: t))
+        }
+        return result
     }
 
     /// The valid (not invalidated) devices of each (app, user id), in one query
@@ -17,7 +50,7 @@ extension OutcomeStore {
         let rows = try await pool.withConnection { connection in
             try await connection.query(
                 """
-                SELECT d.app AS a, d.user_id AS u, d.platform AS p, d.token AS t
+                SELECT d.app AS a, d.user_id AS u, d.platform AS p, d.token AS t, d.environment AS e
                 FROM (SELECT DISTINCT a, u FROM unnest($1::text[], $2::text[]) AS x(a, u)) k
                 JOIN devices d ON d.app = k.a AND d.user_id = k.u AND d.invalidated_at IS NULL
                 ORDER BY d.app, d.user_id, d.platform, d.token
@@ -27,7 +60,7 @@ extension OutcomeStore {
         var result: [AppUser: [UserDevice]] = [:]
         for row in rows.rows {
             guard let a = row["a"], let u = row["u"], let t = row["t"], let p = row["p"].flatMap(Platform.init(rawValue:)) else { continue }
-            result[AppUser(app: a, userID: u), default: []].append(UserDevice(token: t, platform: p))
+            result[AppUser(app: a, userID: u), default: []].append(UserDevice(token: t, platform: p, environment: row["e"] ?? "production"))
         }
         return result
     }

@@ -30,7 +30,7 @@ final class ProviderRouter: Sendable {
                 appLogger[metadataKey: "push.app"] = "\(name)"
                 var clients = AppClients(context: TranslationContext(apnsTopic: app.apns?.topic, fcmProjectID: nil))
                 if let apns = app.apns {
-                    var policy = Self.policy(.apnsDefault, configuration.retry)
+                    var policy = Self.policy(.apnsDefault, configuration)
                     if let rate = apns.rateLimitPerSecond { policy.rateLimit.limit(perSecond: rate) }
                     let apnsConfiguration: APNsClientConfiguration
                     if let certificate = apns.certificate {
@@ -73,7 +73,7 @@ final class ProviderRouter: Sendable {
                     clients.fcm = try FCMClient(
                         configuration: FCMClientConfiguration(
                             baseURL: fcm.baseURL, serviceAccount: account, tokenURIOverride: fcm.tokenURI,
-                            policy: Self.fcmPolicy(fcm, configuration.retry)),
+                            policy: Self.fcmPolicy(fcm, configuration)),
                         http: try http.client(for: "fcm"), logger: appLogger)
                 }
                 apps[name] = clients
@@ -105,16 +105,18 @@ final class ProviderRouter: Sendable {
         }
     }
 
-    /// A provider default with the configured circuit breaker overrides.
-    static func policy(_ base: ProviderClientPolicy, _ retry: WorkerConfiguration.Retry) -> ProviderClientPolicy {
+    /// A provider default with the configured circuit breaker overrides and
+    /// `worker.max_inline_attempts` tries for a request that gets no HTTP status.
+    static func policy(_ base: ProviderClientPolicy, _ configuration: WorkerConfiguration) -> ProviderClientPolicy {
         var policy = base
-        if let d = retry.circuitOpenDuration { policy.circuitBreaker.openDuration = d }
-        if let n = retry.circuitMinimumRequests { policy.circuitBreaker.minimumRequests = n }
+        if let d = configuration.retry.circuitOpenDuration { policy.circuitBreaker.openDuration = d }
+        if let n = configuration.retry.circuitMinimumRequests { policy.circuitBreaker.minimumRequests = n }
+        policy.maxResendsWithoutStatus = max(0, configuration.worker.maxInlineAttempts - 1)
         return policy
     }
 
-    static func fcmPolicy(_ fcm: WorkerConfiguration.FCM, _ retry: WorkerConfiguration.Retry) -> ProviderClientPolicy {
-        var policy = policy(.fcmDefault, retry)
+    static func fcmPolicy(_ fcm: WorkerConfiguration.FCM, _ configuration: WorkerConfiguration) -> ProviderClientPolicy {
+        var policy = policy(.fcmDefault, configuration)
         if let rate = fcm.rateLimitPerSecond { policy.rateLimit.limit(perSecond: rate) }
         return policy
     }
@@ -123,12 +125,20 @@ final class ProviderRouter: Sendable {
 }
 
 extension ProviderRouter.AppClients {
-    /// Sends through the client for `request.provider`; nil when the app has none.
-    func send(_ request: ProviderRequest) async throws -> ProviderResponse? {
+    /// Sends through the client for `request.provider` (APNs: to the host of
+    /// `environment`); nil when the app has none.
+    func send(_ request: ProviderRequest, environment: APNsEnvironment? = nil) async throws -> ProviderResponse? {
         switch request.provider {
-        case .apns: return try await apns?.send(request)
+        case .apns: return try await apns?.send(request, environment: environment)
         case .fcm: return try await fcm?.send(request)
         }
+    }
+
+    /// True when this app's APNs sandbox host differs from its production host,
+    /// i.e. when a device's registered environment changes where it is sent.
+    var routesSandboxSeparately: Bool {
+        guard let apns else { return false }
+        return apns.baseURL(for: .sandbox) != apns.baseURL(for: .production)
     }
 
     func serves(_ platform: Platform) -> Bool {

@@ -46,8 +46,10 @@ public struct WorkerConfiguration: Sendable {
         public var maxInFlightPerPartition = 512
         /// The effective total in-flight bound.
         public var inFlightLimit: Int { maxInFlight ?? batchSize * maxBatchesInFlight }
-        /// Attempts made inside one worker before a transient failure is given up on.
-        public var maxInlineAttempts = 3
+        /// Tries of one request that gets no HTTP status (GOAWAY, reset, refused
+        /// stream), all made at once by the provider client on a healthy
+        /// connection; after the last, the delivery goes to a retry tier.
+        public var maxInlineAttempts = 6
         /// How long SIGTERM waits for in-flight work.
         public var drainTimeout: Duration = .seconds(20)
         /// How long a revoked partition's in-flight work is awaited before it goes

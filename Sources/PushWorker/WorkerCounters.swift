@@ -25,8 +25,6 @@ public struct WorkerCounters: Sendable {
     /// Dead letters per short category (`exhausted`, `invalid`, `undecodable`,
     /// `unsupported_version`, `response_lost`): `pushfleet_dead_letters_total{reason}`.
     public var deadLettersByReason: [String: Int] = [:]
-    /// Provider requests re-sent inline after a transport failure with no HTTP status.
-    public var resentWithoutStatus: [Provider: Int] = [:]
     /// Messages taken and not yet finished right now: `pushfleet_in_flight`.
     public var inFlight = 0
     /// Partitions assigned right now: `pushfleet_partitions_assigned`.

@@ -107,7 +107,6 @@ final class ObservabilityMetricsTests: XCTestCase {
         totals.sent = [accepted: 8]
         totals.retriesByTier = ["5s": 1]
         totals.deadLettersByReason = ["exhausted": 1]
-        totals.resentWithoutStatus = [.fcm: 2]
         totals.suppressed = 3
         totals.inFlight = 4
         totals.partitionsAssigned = 2
@@ -125,7 +124,6 @@ final class ObservabilityMetricsTests: XCTestCase {
         XCTAssertEqual(s[#"pushfleet_notifications_sent_total{provider="apns",app="shop",status="accepted",reason=""}"#], "9")
         XCTAssertEqual(s[#"pushfleet_retries_total{tier="5s"}"#], "1")
         XCTAssertEqual(s[#"pushfleet_dead_letters_total{reason="exhausted"}"#], "1")
-        XCTAssertEqual(s[#"pushfleet_resent_without_status_total{provider="fcm"}"#], "2")
         XCTAssertEqual(s["pushfleet_suppressed_duplicates_total"], "3")
         XCTAssertEqual(s["pushfleet_in_flight"], "1.0")
         XCTAssertEqual(s["pushfleet_partitions_assigned"], "2.0")

@@ -21,9 +21,6 @@ extension WorkerMetrics {
             for (reason, n) in totals.deadLettersByReason {
                 deadLettered(reason: reason, count: n - (last.deadLettersByReason[reason] ?? 0))
             }
-            for (provider, n) in totals.resentWithoutStatus {
-                resentWithoutStatus(provider: provider, count: n - (last.resentWithoutStatus[provider] ?? 0))
-            }
             suppressed(count: totals.suppressed - last.suppressed)
             setInFlight(totals.inFlight)
             setPartitionsAssigned(totals.partitionsAssigned)
