@@ -41,6 +41,12 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(name: .customLong("fcm-always-503"), help: "Fault: the simulator answers 503 to every FCM request (Android deliveries must end dead-lettered).")
     var fcmAlways503 = false
 
+    @Option(name: .customLong("fcm-outage-seconds"), help: "Fault: the simulator answers 503 to every FCM request for this many seconds after the workers start, then recovers (every delivery must still end accepted; the summary reports how many messages went to the retry topics).")
+    var fcmOutageSeconds: Double?
+
+    @Option(name: .customLong("max-in-flight"), help: "The workers' worker.max_in_flight (messages taken and not yet finished per worker).")
+    var maxInFlight: Int?
+
     @Option(name: .long, help: "Delay of the shortest retry tier in ms (tiers are ×1, ×2, ×4; default: 5 s, 1 min, 10 min).")
     var retryDelayMs: Int?
 
@@ -65,6 +71,7 @@ struct DemoCommand: AsyncParsableCommand {
 
         var demo = DemoRun(directory: dir, databaseURL: url, logger: logger, seed: seed,
                            faults: DemoFaults(apns503First: apns503First, fcmAlways503: fcmAlways503,
+                                              fcmOutageSeconds: fcmOutageSeconds, maxInFlight: maxInFlight,
                                               retryDelayMs: retryDelayMs, maxAttempts: maxAttempts, chaos: chaos))
         let started = ContinuousClock.now
         let result = try await demo.run(notifications: notifications, workers: workers, partitions: partitions, timeout: .seconds(timeout))

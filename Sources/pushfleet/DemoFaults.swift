@@ -6,6 +6,10 @@ import PushSimulator
 struct DemoFaults {
     var apns503First = 0
     var fcmAlways503 = false
+    /// FCM answers 503 to everything for this long after the workers start, then recovers.
+    var fcmOutageSeconds: Double?
+    /// The workers' `worker.max_in_flight` (nil: the worker's default).
+    var maxInFlight: Int?
     var retryDelayMs: Int?
     var maxAttempts = 5
     /// Kill, broker-down, PostgreSQL-restart and SIGTERM faults during the run.
@@ -19,7 +23,16 @@ struct DemoFaults {
         if fcmAlways503 {
             out.append(SimulatorScenario(provider: "fcm", fault: .httpError(status: 503, retryAfterSeconds: nil)))
         }
+        if let fcmOutageSeconds {
+            out.append(SimulatorScenario(provider: "fcm", fault: .httpError(status: 503, retryAfterSeconds: nil),
+                                         durationSeconds: fcmOutageSeconds))
+        }
         return out
+    }
+
+    /// The worker's `worker` section, when a demo option sets one.
+    var workerConfig: JSONValue? {
+        maxInFlight.map { .object([("max_in_flight", .int(Int64($0)))]) }
     }
 
     /// The worker's `retry` section.

@@ -20,6 +20,8 @@ struct DemoResult {
     var funnel: [FunnelRow] = []
     /// Messages found on push.dlq by kind (`exhausted`, `undecodable`, `invalid`, …).
     var deadLetters: [String: Int] = [:]
+    /// Messages produced to the retry topics during the run.
+    var retryMessages = 0
     var chaosLog: [String] = []
     var workerExitCodes: [Int32] = []
     var secondsToFinal: Double = 0
@@ -64,6 +66,7 @@ struct DemoResult {
         say("invalid intake messages recorded:   \(rejections.values.reduce(0, +)) / \(expectedRejections) \(rejections.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })")
         say("deliveries missing from the ledger: \(missingDeliveries)")
         say("dead-letter topic push.dlq:        \(deadLetters.values.reduce(0, +)) messages \(deadLetters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }) (expected \(expectedExhausted) exhausted + \(expectedRejections) invalid)")
+        say("retry topics push.retry.*:         \(retryMessages) messages")
         if let s = simulatorStats {
             say("simulator: APNs accepted \(s.apnsAccepted), FCM accepted \(s.fcmAccepted), OAuth tokens issued \(s.tokensIssued), connections \(s.connectionsAccepted)")
         }
@@ -98,6 +101,8 @@ struct DemoResult {
             ("expected_exhausted", .int(Int64(expectedExhausted))),
             ("worker_exit_codes", .array(workerExitCodes.map { .int(Int64($0)) })),
             ("seconds_to_final", .double(secondsToFinal)),
+            ("retry_messages", .int(Int64(retryMessages))),
+            ("simulator_fcm_503", .int(Int64(simulatorStats?.responses.filter { $0.key.hasPrefix("fcm|503") }.values.reduce(0, +) ?? 0))),
             ("simulator_apns_sends", .int(Int64(simulatorStats?.apnsSendsByID.values.reduce(0, +) ?? 0))),
             ("simulator_apns_duplicate_ids", .int(Int64(simulatorStats?.apnsSendsByID.values.filter { $0 > 1 }.count ?? 0))),
             ("simulator_apns_distinct_ids", .int(Int64(simulatorStats?.apnsSendsByID.count ?? 0))),

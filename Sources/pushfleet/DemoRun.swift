@@ -66,6 +66,8 @@ struct DemoRun {
             say("enqueued \(batch.messages.count) messages (\(batch.expectedDeliveries) deliveries, \(batch.expectedRejections) invalid messages) in \(format(ContinuousClock.now - enqueueStart))")
 
             try fleet.launch(count: workers)
+            // A timed outage starts now, with the workers, not when the simulator started.
+            if faults.fcmOutageSeconds != nil { try simulator.setScenarios(faults.scenarios) }
             say("started \(workers) worker processes (logs in \(directory))")
             var chaos = faults.chaos ? DemoChaos() : nil
             let receipts = try DemoReceipts(bootstrap: cluster.bootstrapServers, logger: logger)
@@ -87,6 +89,7 @@ struct DemoRun {
             result.secondsToFinal = progress
             result.simulatorStats = simulator.stats()
             result.deadLetters = try await countDeadLetters(bootstrap: cluster.bootstrapServers)
+            result.retryMessages = try await countRetryMessages(bootstrap: cluster.bootstrapServers)
             withExtendedLifetime(cluster) {}
             try await simulator.shutdown()
             return result
@@ -123,6 +126,7 @@ struct DemoRun {
             ("database", .object([("url", .string(databaseURL)), ("pool_size", .int(4))])),
             ("tls", .object([("ca_bundle", .string(caPath))])),
             ("retry", faults.retryConfig),
+            ("worker", faults.workerConfig ?? .object([])),
             // Several workers on one host: each takes a free port for /metrics and /health.
             ("observability", .object([("listen", .string("127.0.0.1:0"))])),
             ("logging", .object([("format", .string("text"))])),
@@ -250,6 +254,20 @@ struct DemoRun {
             }
             try await Task.sleep(for: .milliseconds(chaos == nil ? 500 : 200))
         }
+    }
+
+    /// Messages ever produced to the retry topics: the sum of their high watermarks.
+    private func countRetryMessages(bootstrap: String) async throws -> Int {
+        let consumer = try KafkaConsumer(bootstrapServers: bootstrap, groupID: "demo-retry-counter-\(UUID().uuidString)",
+                                         topics: ["push.retry.5s"], logger: logger)
+        var total = 0
+        for tier in ["5s", "1m", "10m"] {
+            for partition in Int32(0)..<3 {
+                total += Int(try await consumer.watermarks(KafkaTopicPartition(topic: "push.retry.\(tier)", partition: partition)).high)
+            }
+        }
+        await consumer.close(timeout: .seconds(5))
+        return total
     }
 
     /// Reads every message on `push.dlq` (a throwaway consumer group) and counts them by kind.
