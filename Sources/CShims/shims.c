@@ -1,5 +1,8 @@
 /* Typed wrappers for variadic and macro C APIs (curl_easy_setopt, OpenSSL macros). */
 #include "CShims.h"
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 CURLcode CShims_curl_global_init_default(void) { return curl_global_init(CURL_GLOBAL_DEFAULT); }
 
@@ -14,6 +17,17 @@ CURLcode CShims_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off
 }
 CURLcode CShims_curl_easy_setopt_func(CURL *handle, CURLoption option, curl_write_callback value) {
     return curl_easy_setopt(handle, option, value);
+}
+
+CURLcode CShims_curl_easy_setopt_sockopt(CURL *handle, CURLoption option, curl_sockopt_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode CShims_curl_easy_setopt_closesocket(CURL *handle, CURLoption option, curl_closesocket_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+int CShims_tcp_cork(int fd, int on) {
+    return setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
 }
 
 CURLcode CShims_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *out) {

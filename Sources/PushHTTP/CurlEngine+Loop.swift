@@ -8,7 +8,9 @@ extension CurlEngine {
     /// The loop thread's body; returns after shutdown, with every transfer failed.
     func runLoop() {
         logger.debug("http.loop started", metadata: ["http.max_connections": "\(configuration.maxConnectionsPerHost)"])
+        var iterations = 0
         while let work = takeWork() {
+            iterations += 1
             var completions: [Completion] = []
             for transfer in work.new {
                 if admission.tryAdmit(transfer.hostKey) {
@@ -33,7 +35,9 @@ extension CurlEngine {
             _ = multi.poll(timeoutMs: 1000)
         }
         failEverything()
-        logger.debug("http.loop stopped")
+        logger.debug(
+            "http.loop stopped",
+            metadata: ["http.loop_iterations": "\(iterations)", "http.wakeups": "\(wakeupCount)", "http.submitted": "\(stats().submitted)"])
     }
 
     /// Hands an admitted transfer to curl, or fails it (and admits the next).
@@ -52,10 +56,16 @@ extension CurlEngine {
     private func addToMulti(_ transfer: Transfer) -> HTTPError? {
         let easy: CurlEasyHandle
         do throws(HTTPError) {
-            if let recycled = freeHandles.popLast() { easy = recycled } else { easy = try CurlEasyHandle() }
+            if let recycled = freeHandles.popLast() {
+                easy = recycled
+            } else {
+                easy = try CurlEasyHandle()
+                try setFixedOptions(easy)
+            }
             do throws(HTTPError) {
-                try transfer.configure(easy, configuration)
+                try transfer.configure(easy)
             } catch {
+                easy.needsFullReset = true
                 recycle(easy)
                 throw error
             }
@@ -99,7 +109,7 @@ extension CurlEngine {
                 body: transfer.body, httpVersion: Self.version(easy.infoLong(CURLINFO_HTTP_VERSION)),
                 localPort: easy.infoLong(CURLINFO_LOCAL_PORT))
             let error = HTTPError.transfer(
-                code: Int32(bitPattern: code.rawValue), detail: transfer.errorBufferText,
+                code: Int32(bitPattern: code.rawValue), detail: easy.errorText,
                 statusReceived: statusReceived, partialResponse: partial)
             logger.debug(
                 "http.transfer failed",
@@ -132,9 +142,35 @@ extension CurlEngine {
         if let next = admission.release(transfer.hostKey) { start(next, into: &completions) }
     }
 
+    /// Keeps a handle for the next request. A POST's handle keeps the fixed
+    /// options and only loses the pointers into the finished transfer; any
+    /// other handle is reset and gets the fixed options again.
     private func recycle(_ easy: CurlEasyHandle) {
-        easy.reset()
-        if freeHandles.count < Self.maxFreeHandles { freeHandles.append(easy) }
+        guard freeHandles.count < Self.maxFreeHandles else { return }
+        if easy.needsFullReset {
+            easy.reset()
+            do throws(HTTPError) {
+                try setFixedOptions(easy)
+            } catch {
+                return  // not reusable: dropped (freed in deinit)
+            }
+        } else {
+            // The header list and body copy die with the transfer.
+            _ = try? easy.set(CURLOPT_HTTPHEADER, pointer: nil)
+            _ = try? easy.set(CURLOPT_POSTFIELDS, pointer: nil)
+        }
+        freeHandles.append(easy)
+    }
+
+    /// The client's options plus the response callbacks, on a new or reset handle.
+    private func setFixedOptions(_ easy: CurlEasyHandle) throws(HTTPError) {
+        try easy.applyFixedOptions(configuration)
+        try easy.set(CURLOPT_SOCKOPTFUNCTION, sockopt: corkedSocketOpened)
+        try easy.set(CURLOPT_SOCKOPTDATA, pointer: multi.sockets.context)
+        try easy.set(CURLOPT_CLOSESOCKETFUNCTION, closesocket: corkedSocketClosed)
+        try easy.set(CURLOPT_CLOSESOCKETDATA, pointer: multi.sockets.context)
+        try easy.set(CURLOPT_WRITEFUNCTION, function: transferWriteCallback)
+        try easy.set(CURLOPT_HEADERFUNCTION, function: transferHeaderCallback)
     }
 
     /// At shutdown: fail what is queued, waiting for a slot, and in flight.

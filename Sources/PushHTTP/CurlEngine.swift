@@ -6,7 +6,9 @@ import Logging
 /// The curl multi handle and the dedicated thread that drives it.
 ///
 /// Callers hand transfers over through a lock-protected queue and wake the
-/// thread with `curl_multi_wakeup`; the thread adds them to the multi handle,
+/// thread with `curl_multi_wakeup` only when the queue goes from taken to
+/// non-empty (one wake-up per batch, not per request: the call is a write(2)
+/// and the loop's poll returning early); the thread adds them to the multi handle,
 /// runs `curl_multi_perform`, collects finished transfers and resumes their
 /// continuations outside the lock. curl's blocking `curl_multi_poll` never runs
 /// on Swift's cooperative pool.
@@ -23,6 +25,7 @@ final class CurlEngine: @unchecked Sendable {
     private var pending: [Transfer] = []
     private var cancellations: [Transfer] = []
     private var shuttingDown = false
+    private var wakeups = WakeupGate()
     private var counters = HTTPClientStats(submitted: 0, succeeded: 0, failed: 0, connectionsOpened: 0)
 
     // loop thread
@@ -73,8 +76,9 @@ final class CurlEngine: @unchecked Sendable {
         transfer.phase = .queued
         counters.submitted += 1
         pending.append(transfer)
+        let wake = needsWakeupLocked()
         lock.unlock()
-        multi.wakeup()
+        if wake { multi.wakeup() }
     }
 
     /// The calling task was cancelled: fail the transfer wherever it is.
@@ -92,8 +96,9 @@ final class CurlEngine: @unchecked Sendable {
             transfer.resume(with: .failure(.cancelled()))
         case .active:
             cancellations.append(transfer)
+            let wake = needsWakeupLocked()
             lock.unlock()
-            multi.wakeup()
+            if wake { multi.wakeup() }
         case .done:
             lock.unlock()
         }
@@ -109,6 +114,19 @@ final class CurlEngine: @unchecked Sendable {
         if !onLoopThread { exited.wait() }
     }
 
+    private func needsWakeupLocked() -> Bool { wakeups.queued() }
+
+    /// How many `curl_multi_wakeup` calls submissions and cancellations made.
+    var wakeupCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return wakeups.sent
+    }
+
+    /// The multi handle's tracked sockets; read after the loop thread stopped
+    /// or for a test's rough check (it is loop-thread state).
+    var trackedSocketCount: Int { multi.sockets.sockets.count }
+
     func stats() -> HTTPClientStats {
         lock.lock()
         defer { lock.unlock() }
@@ -121,6 +139,7 @@ final class CurlEngine: @unchecked Sendable {
         defer { lock.unlock() }
         // At shutdown leave the queue to `drainAtShutdown`.
         if shuttingDown { return nil }
+        wakeups.taken()
         let work = (new: pending, cancelled: cancellations)
         pending.removeAll()
         cancellations.removeAll()

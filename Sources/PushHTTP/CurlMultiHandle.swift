@@ -8,6 +8,10 @@ final class CurlMultiHandle: @unchecked Sendable {
     // @unchecked Sendable: the handle is only used from the loop thread, apart
     // from `curl_multi_wakeup`, which is thread-safe by libcurl's contract.
     let raw: UnsafeMutableRawPointer
+    /// The connections' sockets, corked while `perform()` runs. A stored
+    /// property, so still alive while `deinit` runs `curl_multi_cleanup`, which
+    /// closes the cached connections through the close-socket callback.
+    let sockets = CorkedSockets()
 
     init(configuration: HTTPClientConfiguration) throws(HTTPError) {
         guard let raw = curl_multi_init() else {
@@ -39,8 +43,11 @@ final class CurlMultiHandle: @unchecked Sendable {
     func remove(_ easy: CurlEasyHandle) { _ = curl_multi_remove_handle(raw, easy.raw) }
 
     /// Drives all transfers as far as they can go without blocking.
+    /// The frames curl writes meanwhile leave together when it returns.
     func perform() -> CURLMcode {
         var running: Int32 = 0
+        sockets.cork()
+        defer { sockets.uncork() }
         return curl_multi_perform(raw, &running)
     }
 

@@ -33,6 +33,10 @@ public struct HTTPClientConfiguration: Sendable {
     /// connections (APNs: one team per connection) check this label and each
     /// need a client of their own (see `HTTP2ClientPool`).
     public var connectionIdentity: String?
+    /// Curl threads (multi handles) the connections are spread over, at most
+    /// one per connection. One thread drives all connections by default; two
+    /// let a busy client use a second core (`pushfleet bench send --loop-threads`).
+    public var loopThreads: Int = 1
     /// curl's `CURLOPT_VERBOSE` trace on stderr, for debugging only. Defaults
     /// to whether the environment variable `PUSHHTTP_CURL_VERBOSE` is set.
     public var verbose: Bool = ProcessInfo.processInfo.environment["PUSHHTTP_CURL_VERBOSE"] != nil

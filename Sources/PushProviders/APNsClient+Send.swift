@@ -19,14 +19,15 @@ extension APNsClient {
         var refreshed = false
         while true {
             try await guardian.admit()
-            let token: String?
+            let credential: APNsTokenProvider.Credential?
             do {
-                token = usesCertificateAuth ? nil : try tokens.currentToken()
+                credential = usesCertificateAuth ? nil : try tokens.currentCredential()
             } catch {
                 guardian.release()
                 throw error
             }
-            let response = try await post(request, url: url, token: token)
+            let token = credential?.token
+            let response = try await post(request, url: url, authorization: credential?.authorization)
             let reason = response.status == 403 || response.status == 429 ? Self.reason(response.body) : nil
             switch (response.status, reason) {
             case (403, "ExpiredProviderToken"?), (403, "InvalidProviderToken"?):
@@ -49,9 +50,10 @@ extension APNsClient {
         }
     }
 
-    private func post(_ request: ProviderRequest, url: String, token: String?) async throws -> ProviderResponse {
-        var headers = request.headers.filter { $0.name.lowercased() != "authorization" }
-        if let token { headers.append((name: "authorization", value: "bearer \(token)")) }
+    private func post(_ request: ProviderRequest, url: String, authorization: String?) async throws -> ProviderResponse {
+        var headers = request.headers
+        headers.removeAll { ProviderHeaders.isNamed($0.name, "authorization") }
+        if let authorization { headers.append((name: "authorization", value: authorization)) }
         let response = try await guardian.execute(
             HTTPRequest(method: "POST", url: url, headers: headers, body: request.body), on: httpClient)
         return ProviderResponse(status: response.status, headers: response.headers, body: response.body)

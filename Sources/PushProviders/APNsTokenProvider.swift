@@ -11,9 +11,17 @@ import Foundation
 public final class APNsTokenProvider: Sendable {
     struct State: Sendable {
         var token: String?
+        /// `bearer <token>`, built once per token rather than per request.
+        var authorization = ""
         var issuedAt = Date.distantPast
         var mints = 0
         var holdUntil: Date?
+    }
+
+    /// A token and its `authorization` header value.
+    struct Credential: Sendable {
+        var token: String
+        var authorization: String
     }
 
     /// The shortest and longest refresh interval Apple's rules allow.
@@ -73,16 +81,20 @@ public final class APNsTokenProvider: Sendable {
     /// The token to send as `authorization: bearer <token>`, signing a new
     /// one if the cached one is too old (or the clock went backwards), unless
     /// minting is held.
-    public func currentToken() throws -> String {
+    public func currentToken() throws -> String { try currentCredential().token }
+
+    /// The current token and its `authorization` header value (`bearer <token>`),
+    /// as `currentToken()` decides it.
+    func currentCredential() throws -> Credential {
         guard let key else {
             throw ProviderError.invalidConfiguration("apns.auth", "this client authenticates with a certificate")
         }
         let now = self.now()
-        return try state.withLock { state throws(ProviderError) -> String in
+        return try state.withLock { state throws(ProviderError) -> Credential in
             if let token = state.token {
                 let age = now.timeIntervalSince(state.issuedAt)
-                if age >= 0 && age < refreshSeconds { return token }
-                if let hold = state.holdUntil, now < hold { return token }
+                if age >= 0 && age < refreshSeconds { return Credential(token: token, authorization: state.authorization) }
+                if let hold = state.holdUntil, now < hold { return Credential(token: token, authorization: state.authorization) }
             }
             let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
             let token = try JWT.es256(
@@ -90,9 +102,10 @@ public final class APNsTokenProvider: Sendable {
                 claims: [("iss", .string(teamID)), ("iat", .int(Int(issuedAt.timeIntervalSince1970)))],
                 key: key)
             state.token = token
+            state.authorization = "bearer " + token
             state.issuedAt = issuedAt
             state.mints += 1
-            return token
+            return Credential(token: token, authorization: state.authorization)
         }
     }
 

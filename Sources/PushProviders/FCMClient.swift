@@ -96,10 +96,8 @@ public final class FCMClient: Sendable {
     }
 
     private func post(_ request: ProviderRequest, token: String) async throws -> ProviderResponse {
-        var headers = request.headers.filter {
-            let name = $0.name.lowercased()
-            return name != "authorization" && name != "content-type"
-        }
+        var headers = request.headers
+        headers.removeAll { ProviderHeaders.isNamed($0.name, "authorization") || ProviderHeaders.isNamed($0.name, "content-type") }
         headers.append((name: "authorization", value: "Bearer \(token)"))
         headers.append((name: "content-type", value: "application/json; charset=utf-8"))
         let response = try await guardian.execute(

@@ -31,6 +31,9 @@ struct BenchSendCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Event-loop threads of the sink.")
     var sinkThreads = 1
 
+    @Option(name: .long, help: "curl threads (multi handles) of our client, at most one per connection.")
+    var loopThreads = 1
+
     @Flag(name: .long, help: "Also run h2load against the same sink with the same shape.")
     var compareH2load = false
 
@@ -57,6 +60,7 @@ struct BenchSendCommand: AsyncParsableCommand {
         do {
             var configuration = HTTPClientConfiguration(caBundlePath: sink.caPath, maxConnectionsPerHost: connections)
             configuration.maxConcurrentStreams = streams
+            configuration.loopThreads = loopThreads
             let client = try HTTP2Client(configuration: configuration, logger: logger)
             http = client
             let sender = try setup.makeSender(http: client, sink: sink, logger: logger)
@@ -74,6 +78,7 @@ struct BenchSendCommand: AsyncParsableCommand {
             report.add("platform", "platform", text: platform)
             report.add("notifications", "notifications", notifications)
             report.add("connections", "connections", connections)
+            report.add("loop_threads", "curl threads", min(loopThreads, connections))
             report.add("concurrency", "concurrency (in flight)", concurrency)
             report.add("body_bytes", "request body bytes", setup.bodyBytes)
             report.add("succeeded", "succeeded (2xx)", result.succeeded)

@@ -26,6 +26,17 @@ CURLcode CShims_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off
 /* For CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION (same C signature). */
 CURLcode CShims_curl_easy_setopt_func(CURL *handle, CURLoption option, curl_write_callback value);
 
+/* For CURLOPT_SOCKOPTFUNCTION. */
+CURLcode CShims_curl_easy_setopt_sockopt(CURL *handle, CURLoption option, curl_sockopt_callback value);
+/* For CURLOPT_CLOSESOCKETFUNCTION. */
+CURLcode CShims_curl_easy_setopt_closesocket(CURL *handle, CURLoption option, curl_closesocket_callback value);
+
+/* ---- sockets ---- */
+
+/* setsockopt(fd, IPPROTO_TCP, TCP_CORK, on): hold partial TCP segments while on,
+   send what is held when turned off. Returns setsockopt's result. */
+int CShims_tcp_cork(int fd, int on);
+
 /* ---- libcurl: curl_easy_getinfo by result type ---- */
 
 CURLcode CShims_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *out);
