@@ -28,7 +28,8 @@ public final class KafkaConsumer: @unchecked Sendable {
 
     /// Joins `groupID` and subscribes to `topics`. Defaults: `enable.auto.offset.store=false`,
     /// `enable.auto.commit=true`, `partition.assignment.strategy=cooperative-sticky`,
-    /// `auto.offset.reset=earliest`; `properties` override or add any librdkafka key.
+    /// `auto.offset.reset=earliest`, prefetch at most 8 MiB (`queued.max.messages.kbytes=8192`,
+    /// `queued.min.messages=10000`); `properties` override or add any librdkafka key.
     public init(
         bootstrapServers: String, groupID: String, topics: [String], properties: [String: String] = [:],
         logger: Logger
@@ -41,6 +42,10 @@ public final class KafkaConsumer: @unchecked Sendable {
             "partition.assignment.strategy": "cooperative-sticky",
             "auto.offset.reset": "earliest",
             "client.id": "pushkafka-consumer",
+            // Prefetch bounded to 8 MiB (librdkafka's default is 64 MiB): a worker that waits
+            // at its in-flight bound keeps what it fetched, and that must not cost the RSS budget.
+            "queued.max.messages.kbytes": "8192",
+            "queued.min.messages": "10000",
         ]
         all.merge(properties) { _, override in override }
         var logger = logger

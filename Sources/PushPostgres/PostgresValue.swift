@@ -119,20 +119,28 @@ enum PostgresArrayLiteral {
     /// Every element is double-quoted with `\` and `"` escaped, so commas,
     /// braces, whitespace and the word NULL inside a value stay data.
     static func encode(_ elements: [String?]) -> String {
-        var out = "{"
+        // Built as UTF-8 bytes: `\\` and `"` are ASCII and never occur inside a
+        // multi-byte UTF-8 sequence, so escaping byte by byte is exact, and one
+        // buffer replaces a String append per scalar (the hot spot of batch writes).
+        var capacity = 2 + elements.count * 3
+        for element in elements { capacity += element?.utf8.count ?? 4 }
+        var out: [UInt8] = []
+        out.reserveCapacity(capacity + 16)
+        out.append(UInt8(ascii: "{"))
         for (index, element) in elements.enumerated() {
-            if index > 0 { out += "," }
+            if index > 0 { out.append(UInt8(ascii: ",")) }
             guard let element else {
-                out += "NULL"
+                out.append(contentsOf: "NULL".utf8)
                 continue
             }
-            out += "\""
-            for scalar in element.unicodeScalars {
-                if scalar == "\\" || scalar == "\"" { out += "\\" }
-                out.unicodeScalars.append(scalar)
+            out.append(UInt8(ascii: "\""))
+            for byte in element.utf8 {
+                if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") { out.append(UInt8(ascii: "\\")) }
+                out.append(byte)
             }
-            out += "\""
+            out.append(UInt8(ascii: "\""))
         }
-        return out + "}"
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -74,6 +74,12 @@ final class OffsetBook: Sendable {
         state.withLock { s in s.partitions.mapValues(\.tracker.inFlight) }
     }
 
+    /// Begun, uncompleted messages (dispatched or held) of all partitions:
+    /// what the worker-wide in-flight bound counts.
+    func inFlightTotal() -> Int {
+        state.withLock { s in s.partitions.values.reduce(0) { $0 + $1.tracker.inFlight } }
+    }
+
     /// Dispatched, uncompleted messages of all partitions.
     func dispatchedTotal() -> Int {
         state.withLock { s in s.partitions.values.reduce(0) { $0 + $1.dispatched } }

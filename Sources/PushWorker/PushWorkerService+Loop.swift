@@ -4,26 +4,28 @@ import PushKafka
 
 extension PushWorkerService {
     /// The poll loop. It never waits for a batch: batches run as child tasks
-    /// and complete on their own; at the in-flight bound the loop pauses the
-    /// assigned partitions and keeps polling (the poll returns nothing,
-    /// rebalance callbacks keep running, the member stays in the group), and
-    /// resumes exactly what it paused once below the bound.
+    /// and complete on their own. Each poll takes at most the room left under
+    /// the in-flight bound, so the bound holds without pausing; at the bound
+    /// the loop waits for a batch to finish (a pause would drop librdkafka's
+    /// prefetched messages and cost a refetch). Only when no batch finishes
+    /// within `boundPatience` does it pause the assigned partitions and keep
+    /// polling (rebalance callbacks keep running, the member stays in the
+    /// group), resuming exactly what it paused once below the bound.
     func consume(_ context: BatchContext, revoked: Locked<[KafkaTopicPartition]>) async throws {
         let batchSize = configuration.worker.batchSize
         let totalLimit = configuration.worker.inFlightLimit
         let partitionLimit = configuration.worker.maxInFlightPerPartition
+        let patience = configuration.worker.boundPatience
         var delayed = DelayedPartitions()
         var pauses = PartitionPauses()
+        var atBoundSince: ContinuousClock.Instant?
         try await withThrowingDiscardingTaskGroup { group in
-            // One batch per partition: a revoke then waits only for that partition's work,
-            // and a slow partition (leader down, retries due) holds back no other.
+            // One batch per poll (all partitions): the ledger check and the outcome
+            // transaction are paid once for up to `batchSize` messages.
             func dispatch(_ messages: [KafkaMessage]) {
-                var byPartition: [KafkaTopicPartition: [KafkaMessage]] = [:]
-                for m in messages { byPartition[m.topicPartition, default: []].append(m) }
-                for (_, batch) in byPartition {
-                    let ticket = context.book.dispatch(batch)
-                    group.addTask { try await self.runBatch(batch, ticket: ticket, context) }
-                }
+                guard !messages.isEmpty else { return }
+                let ticket = context.book.dispatch(messages)
+                group.addTask { try await self.runBatch(messages, ticket: ticket, context) }
             }
             func forget(_ gone: [KafkaTopicPartition]) {
                 delayed.drop(gone)
@@ -31,19 +33,38 @@ extension PushWorkerService {
             }
             while !isStopping {
                 if let failure = batchFailure.withLock({ $0 }) { throw failure }
+                let room = totalLimit - context.book.inFlightTotal()
+                var stuck = false
+                if room > 0 {
+                    atBoundSince = nil
+                } else {
+                    let since = atBoundSince ?? ContinuousClock.now
+                    atBoundSince = since
+                    let waited = ContinuousClock.now - since
+                    if waited < patience {
+                        health?.heartbeat()
+                        await context.completions.wait(timeout: patience - waited)
+                        continue
+                    }
+                    stuck = true
+                }
+                // Stuck at the bound: pause everything before polling, so the poll serves
+                // rebalances and returns nothing.
+                let total = stuck ? totalLimit : Int.max
+                applyBackpressure(&pauses, context, total: total, perPartition: partitionLimit)
                 let throttled = !pauses.partitions(.backpressure).isEmpty
                 // While throttled, poll briefly so a resume follows a completion closely.
                 let polled = try await context.consumer.poll(
-                    maxMessages: batchSize, timeout: throttled ? .milliseconds(10) : .milliseconds(100))
+                    maxMessages: max(1, min(batchSize, room)), timeout: throttled ? .milliseconds(10) : .milliseconds(100))
                 health?.heartbeat()
                 forget(revoked.withLock { r in defer { r = [] }; return r })
                 let now = Date()
-                for tp in delayed.due(at: now, releaseInto: { dispatch($0) }) where pauses.remove(.delayedRetry, tp) {
+                var ready: [KafkaMessage] = []
+                for tp in delayed.due(at: now, releaseInto: { ready += $0 }) where pauses.remove(.delayedRetry, tp) {
                     try? context.consumer.resume([tp])
                 }
                 if !polled.isEmpty {
                     count(polled)
-                    var ready: [KafkaMessage] = []
                     for message in context.book.begin(polled) {
                         let due = topics.isRetryTopic(message.topic) ? RetryHeaders(message: message).dueAt : nil
                         if delayed.hold(message, dueAt: due, now: now) {
@@ -54,9 +75,9 @@ extension PushWorkerService {
                             ready.append(message)
                         }
                     }
-                    dispatch(ready)
                 }
-                applyBackpressure(&pauses, context, total: totalLimit, perPartition: partitionLimit)
+                dispatch(ready)
+                applyBackpressure(&pauses, context, total: total, perPartition: partitionLimit)
                 applyCircuitPause(&pauses, context)
             }
             try await drain(context, revoked: revoked, forget: forget, cancel: { group.cancelAll() })
@@ -105,6 +126,7 @@ extension PushWorkerService {
     /// One batch as a child task. A cancelled batch (drain timeout) is left
     /// unfinished: nothing stored, its offsets stay in flight.
     private func runBatch(_ messages: [KafkaMessage], ticket: OffsetBook.Ticket, _ context: BatchContext) async throws {
+        defer { context.completions.fire() }
         do {
             try await handle(messages, ticket: ticket, context)
         } catch where Task.isCancelled || error is CancellationError {

@@ -125,6 +125,8 @@ public final class PushWorkerService: Service, Sendable {
         var producer: KafkaProducer
         var book: OffsetBook
         var processor: BatchProcessor
+        /// Fired by every finished batch; the poll loop waits on it at the in-flight bound.
+        var completions = BatchCompletionSignal()
     }
 
     /// Assigned partitions get fresh trackers; revoked ones are drained

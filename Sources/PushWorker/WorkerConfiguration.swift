@@ -50,6 +50,11 @@ public struct WorkerConfiguration: Sendable {
         /// stream), all made at once by the provider client on a healthy
         /// connection; after the last, the delivery goes to a retry tier.
         public var maxInlineAttempts = 6
+        /// At the in-flight bound the poll loop waits up to this long for a batch
+        /// to finish before it pauses the assigned partitions (a pause drops
+        /// librdkafka's prefetched messages; waiting keeps them). Also the
+        /// longest a rebalance waits for the next poll while at the bound.
+        public var boundPatience: Duration = .milliseconds(500)
         /// How long SIGTERM waits for in-flight work.
         public var drainTimeout: Duration = .seconds(20)
         /// How long a revoked partition's in-flight work is awaited before it goes
@@ -184,6 +189,10 @@ extension WorkerConfiguration {
             worker.maxInFlightPerPartition = try wr.int("max_in_flight_per_partition") ?? worker.maxInFlightPerPartition
             if let s = try wr.int("drain_timeout_seconds") { worker.drainTimeout = .seconds(s) }
             if let s = try wr.int("revoke_drain_timeout_seconds") { worker.revokeDrainTimeout = .seconds(s) }
+            if let ms = try wr.int("bound_patience_ms") {
+                guard (0...60_000).contains(ms) else { throw ConfigurationError(key: "worker.bound_patience_ms", problem: "must be 0...60000") }
+                worker.boundPatience = .milliseconds(ms)
+            }
         }
         if let rt = r.object("retry") {
             let rr = ConfigReader(json: rt, path: "retry.")

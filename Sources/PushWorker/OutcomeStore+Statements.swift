@@ -1,0 +1,87 @@
+import Foundation
+import PushCore
+import PushPostgres
+
+/// The outcome writes' SQL and bound parameters (parallel arrays for `unnest`).
+extension OutcomeStore {
+    /// Upserts deliveries from 16 parallel arrays ($1...$16); a final status is never overwritten.
+    static let upsertDeliveriesSQL = """
+        INSERT INTO deliveries AS d (notification_id, created_at, app, platform, token, status, attempts,
+            provider_status, provider_reason, provider_message_id, detail, enqueued_at,
+            first_attempt_at, last_attempt_at, accepted_at, final_at, updated_at)
+        SELECT n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi, now()
+        FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
+                    $8::bigint[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[],
+                    $14::timestamptz[], $15::timestamptz[], $16::timestamptz[])
+             AS u(n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi)
+        ON CONFLICT (notification_id, token, created_at) DO UPDATE SET
+            status = CASE WHEN d.status IN (\(finalStatuses)) THEN d.status ELSE EXCLUDED.status END,
+            attempts = d.attempts + EXCLUDED.attempts,
+            provider_status = CASE WHEN d.status IN (\(finalStatuses)) THEN d.provider_status ELSE EXCLUDED.provider_status END,
+            provider_reason = CASE WHEN d.status IN (\(finalStatuses)) THEN d.provider_reason ELSE EXCLUDED.provider_reason END,
+            provider_message_id = COALESCE(d.provider_message_id, EXCLUDED.provider_message_id),
+            detail = CASE WHEN d.status IN (\(finalStatuses)) THEN d.detail ELSE EXCLUDED.detail END,
+            enqueued_at = COALESCE(d.enqueued_at, EXCLUDED.enqueued_at),
+            first_attempt_at = COALESCE(d.first_attempt_at, EXCLUDED.first_attempt_at),
+            last_attempt_at = GREATEST(d.last_attempt_at, EXCLUDED.last_attempt_at),
+            accepted_at = COALESCE(d.accepted_at, EXCLUDED.accepted_at),
+            final_at = COALESCE(d.final_at, EXCLUDED.final_at),
+            updated_at = now()
+        """
+
+    /// Appends attempts from 10 parallel arrays starting at parameter `$first`.
+    static func insertAttemptsSQL(first: Int = 1) -> String {
+        let p = (first..<first + 10).map { "$\($0)" }
+        return """
+            INSERT INTO delivery_attempts (notification_id, created_at, token, attempt, attempted_at, outcome,
+                provider, provider_status, provider_reason, latency_ms, worker)
+            SELECT n, c, t, at, aa, o, p, ps, pr, l, current_setting('application_name')
+            FROM unnest(\(p[0])::uuid[], \(p[1])::timestamptz[], \(p[2])::text[], \(p[3])::bigint[], \(p[4])::timestamptz[],
+                        \(p[5])::text[], \(p[6])::text[], \(p[7])::bigint[], \(p[8])::text[], \(p[9])::float8[])
+                 AS u(n, c, t, at, aa, o, p, ps, pr, l)
+            """
+    }
+
+    /// Both writes as one statement: data-modifying CTEs run in one snapshot
+    /// and commit together, so a batch's deliveries and attempts land (or not) as one.
+    static let deliveriesAndAttemptsSQL = """
+        WITH d AS (\(upsertDeliveriesSQL)), a AS (\(insertAttemptsSQL(first: 17)))
+        SELECT 1
+        """
+
+    static func deliveryBinds(_ records: [DeliveryRecord]) -> [PostgresValue] {
+        [
+            .uuidArray(records.map(\.key.notificationID)),
+            .timestampArray(records.map(\.key.createdAt)),
+            .textArray(records.map(\.app)),
+            .textArray(records.map { $0.platform?.rawValue ?? "none" }),
+            .textArray(records.map(\.key.token)),
+            .textArray(records.map(\.status.rawValue)),
+            .intArray(records.map { Int64($0.attempts) }),
+            .intArray(records.map { $0.providerStatus.map(Int64.init) }),
+            .textArray(records.map(\.providerReason)),
+            .textArray(records.map(\.providerMessageID)),
+            .textArray(records.map(\.detail)),
+            .timestampArray(records.map(\.enqueuedAt)),
+            .timestampArray(records.map(\.firstAttemptAt)),
+            .timestampArray(records.map(\.lastAttemptAt)),
+            .timestampArray(records.map(\.acceptedAt)),
+            .timestampArray(records.map(\.finalAt)),
+        ]
+    }
+
+    static func attemptBinds(_ attempts: [AttemptRecord]) -> [PostgresValue] {
+        [
+            .uuidArray(attempts.map(\.key.notificationID)),
+            .timestampArray(attempts.map(\.key.createdAt)),
+            .textArray(attempts.map(\.key.token)),
+            .intArray(attempts.map { Int64($0.attempt) }),
+            .timestampArray(attempts.map(\.attemptedAt)),
+            .textArray(attempts.map(\.outcome)),
+            .textArray(attempts.map(\.provider.rawValue)),
+            .intArray(attempts.map { $0.providerStatus.map(Int64.init) }),
+            .textArray(attempts.map(\.providerReason)),
+            .textArray(attempts.map { String($0.latencyMilliseconds) }),
+        ]
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import PushCore
+import PushKafka
+import PushPostgres
+import XCTest
+@testable import PushWorker
+
+/// Batches overlap (one batch per poll spans partitions; later batches may
+/// finish first): offsets are stored only up to the lowest unfinished one,
+/// an abandoned batch holds back everything after it, the worker-wide
+/// in-flight count includes held messages, and the poll loop's wake-up works.
+/// The one-statement outcome write keeps the ledger rules.
+final class PipelineOverlapTests: XCTestCase {
+    let p0 = KafkaTopicPartition(topic: "push.notifications", partition: 0)
+    let p1 = KafkaTopicPartition(topic: "push.notifications", partition: 1)
+
+    func messages(_ tp: KafkaTopicPartition, _ offsets: Range<Int64>) -> [KafkaMessage] {
+        offsets.map { KafkaMessage(topic: tp.topic, partition: tp.partition, offset: $0, key: nil, value: []) }
+    }
+
+    func testALaterCrossPartitionBatchFinishingFirstStoresNothingPastTheEarlierOne() {
+        let book = OffsetBook()
+        book.assign([p0, p1])
+        let first = messages(p0, 0..<3) + messages(p1, 0..<2)
+        let second = messages(p0, 3..<5) + messages(p1, 2..<4)
+        XCTAssertEqual(book.begin(first + second).count, 9)
+        let a = book.dispatch(first)
+        let b = book.dispatch(second)
+        XCTAssertEqual(book.inFlightTotal(), 9)
+        XCTAssertEqual(book.complete(b), [:], "the earlier batch is unfinished on both partitions")
+        XCTAssertEqual(book.inFlightTotal(), 5)
+        XCTAssertEqual(book.complete(a), [p0: 5, p1: 4], "both batches done: up to the end of each partition")
+        XCTAssertEqual(book.inFlightTotal(), 0)
+        XCTAssertEqual(book.dispatchedTotal(), 0)
+    }
+
+    func testAnAbandonedBatchHoldsBackEveryLaterOffsetOfItsPartitions() {
+        let book = OffsetBook()
+        book.assign([p0, p1])
+        let first = messages(p0, 0..<2) + messages(p1, 0..<1)
+        let second = messages(p0, 2..<4)
+        let third = messages(p1, 1..<3)
+        _ = book.begin(first + second + third)
+        let a = book.dispatch(first), b = book.dispatch(second), c = book.dispatch(third)
+        book.abandon(a)
+        XCTAssertEqual(book.complete(b), [:])
+        XCTAssertEqual(book.complete(c), [:])
+        XCTAssertEqual(book.dispatchedTotal(), 0, "nothing is running any more")
+        XCTAssertEqual(book.inFlightTotal(), 3, "the abandoned offsets still count against the bound")
+    }
+
+    func testOnlyTheRevokedPartitionOfABatchIsIgnoredOnCompletion() {
+        let book = OffsetBook()
+        book.assign([p0, p1])
+        let batch = messages(p0, 0..<2) + messages(p1, 0..<2)
+        _ = book.begin(batch)
+        let ticket = book.dispatch(batch)
+        book.revoke([p1])
+        XCTAssertEqual(book.complete(ticket), [p0: 2], "p1 is no longer ours: nothing stored for it")
+    }
+
+    func testAFireBeforeTheWaitIsNotLost() async {
+        let signal = BatchCompletionSignal()
+        signal.fire()
+        // Returns at once; were the fire lost, this would sit out the hour and the test would time out.
+        await signal.wait(timeout: .seconds(3600))
+        let waiter = Task { await signal.wait(timeout: .seconds(3600)) }
+        try? await Task.sleep(for: .milliseconds(20))
+        signal.fire()
+        await waiter.value
+    }
+
+    func testTheOneStatementWriteStoresDeliveriesAndAttemptsAndKeepsAFinalStatus() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        let store = OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger)
+        let now = Date()
+        let key = DeliveryKey(notificationID: UUID(), token: "tok-overlap", createdAt: now)
+        func outcome(_ status: DeliveryStatus, reason: String?) -> BatchOutcome {
+            BatchOutcome(
+                deliveries: [DeliveryRecord(key: key, app: "app.overlap", platform: .ios, status: status, attempts: 1,
+                                            providerStatus: status == .accepted ? 200 : 503, providerReason: reason,
+                                            providerMessageID: nil, detail: nil, enqueuedAt: now, firstAttemptAt: now,
+                                            lastAttemptAt: now, acceptedAt: status == .accepted ? now : nil,
+                                            finalAt: status.isFinal ? now : nil)],
+                attempts: [AttemptRecord(key: key, attempt: 1, attemptedAt: now, outcome: status.rawValue, provider: .apns,
+                                         providerStatus: status == .accepted ? 200 : 503, providerReason: reason,
+                                         latencyMilliseconds: 1.5)])
+        }
+        try await store.write(outcome(.accepted, reason: nil))
+        try await store.write(outcome(.retrying, reason: "ServiceUnavailable"))
+        let row = try await db.row("SELECT status, attempts, provider_status FROM deliveries WHERE token = 'tok-overlap'")
+        XCTAssertEqual(row["status"], "accepted", "a final status is never overwritten")
+        XCTAssertEqual(row["attempts"], "2")
+        XCTAssertEqual(row["provider_status"], "200")
+        let attempts = try await db.row("SELECT count(*) AS n FROM delivery_attempts WHERE token = 'tok-overlap'")
+        XCTAssertEqual(attempts["n"], "2", "both writes appended their attempt")
+        let final = try await store.finalKeys([key, DeliveryKey(notificationID: UUID(), token: "other", createdAt: now)])
+        XCTAssertEqual(final, [key], "the ledger check sees the written final row")
+        await pool.close()
+    }
+}
