@@ -14,7 +14,6 @@ struct BatchProcessor: Sendable {
     let store: OutcomeStore
     let topics: TopicNames
     let retryPolicy: RetryPolicy
-    let maxInlineAttempts: Int
     let maxConcurrentSends: Int
     let counters: Locked<WorkerCounters>
     let observer: any WorkerObserver

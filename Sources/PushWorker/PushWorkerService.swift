@@ -82,7 +82,7 @@ public final class PushWorkerService: Service, Sendable {
         installRebalanceHandler(consumer: consumer, book: book, revoked: revoked)
         let processor = BatchProcessor(
             router: router, store: OutcomeStore(pool: pool, logger: logger, observer: observer), topics: topics,
-            retryPolicy: configuration.retry.policy, maxInlineAttempts: configuration.worker.maxInlineAttempts,
+            retryPolicy: configuration.retry.policy,
             maxConcurrentSends: 1024, counters: counters, observer: observer, logger: logger)
         let context = BatchContext(consumer: consumer, producer: producer, book: book, processor: processor)
 

@@ -70,7 +70,7 @@ final class EnvironmentRoutingTests: XCTestCase {
 
         let processor = BatchProcessor(
             router: router, store: store, topics: TopicNames(prefix: "push", tiers: RetryTier.defaults),
-            retryPolicy: configuration.retry.policy, maxInlineAttempts: 1, maxConcurrentSends: 8,
+            retryPolicy: configuration.retry.policy, maxConcurrentSends: 8,
             counters: Locked(WorkerCounters()), observer: NoWorkerObserver(), logger: AnalyticsDatabase.logger)
         let id = UUID()
         let recipients = [sandboxToken, productionToken, unknownToken].map { #"{"token": "\#($0)", "platform": "ios"}"# }

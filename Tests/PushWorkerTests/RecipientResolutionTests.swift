@@ -33,7 +33,7 @@ final class RecipientResolutionTests: XCTestCase {
             router: try ProviderRouter(configuration: configuration, logger: logger),
             store: OutcomeStore(pool: pool, logger: logger),
             topics: TopicNames(prefix: "push", tiers: RetryTier.defaults), retryPolicy: configuration.retry.policy,
-            maxInlineAttempts: 1, maxConcurrentSends: 8, counters: Locked(WorkerCounters()), observer: NoWorkerObserver(),
+            maxConcurrentSends: 8, counters: Locked(WorkerCounters()), observer: NoWorkerObserver(),
             logger: logger)
     }
 
