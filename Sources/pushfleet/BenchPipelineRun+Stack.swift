@@ -10,6 +10,7 @@ extension BenchPipelineRun {
         let config: JSONValue = .object([
             ("kafka", .object([
                 ("bootstrap_servers", .string(bootstrap)), ("group_id", .string(Self.group)), ("topic_prefix", .string("push")),
+                ("properties", .object(kafkaProperties.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
             ])),
             ("database", .object([("url", .string(databaseURL)), ("pool_size", .int(4))])),
             ("tls", .object([("ca_bundle", .string(sink.caPath))])),
@@ -105,19 +106,27 @@ extension BenchPipelineRun {
         return false
     }
 
-    /// Final count and enqueue→accepted latencies of this run's deliveries.
-    func readDeliveries() async throws -> (final: Int, latency: BenchLatency) {
+    /// Final count and latencies of this run's accepted deliveries: enqueue→accepted,
+    /// and its two parts, enqueue→first send (Kafka, polling, ledger check) and
+    /// first send→accepted (the provider request).
+    func readDeliveries() async throws -> (final: Int, latency: BenchLatency, pickup: BenchLatency, send: BenchLatency) {
         let connection = try await PostgresConnection.connect(url: databaseURL, logger: logger)
         defer { connection.close() }
         let rows = try await connection.query(
             """
-            SELECT (extract(epoch FROM accepted_at - enqueued_at) * 1000000)::bigint AS us
+            SELECT (extract(epoch FROM accepted_at - enqueued_at) * 1000000)::bigint AS us,
+                   (extract(epoch FROM first_attempt_at - enqueued_at) * 1000000)::bigint AS pickup_us,
+                   (extract(epoch FROM accepted_at - first_attempt_at) * 1000000)::bigint AS send_us
             FROM deliveries WHERE app = $1 AND accepted_at IS NOT NULL AND enqueued_at IS NOT NULL
             """, [.text(app)])
-        var latency = BenchLatency()
-        for row in rows.rows { if let us = row["us"].flatMap({ Int64($0) }) { latency.record(microseconds: us) } }
+        var latency = BenchLatency(), pickup = BenchLatency(), send = BenchLatency()
+        for row in rows.rows {
+            if let us = row["us"].flatMap({ Int64($0) }) { latency.record(microseconds: us) }
+            if let us = row["pickup_us"].flatMap({ Int64($0) }) { pickup.record(microseconds: us) }
+            if let us = row["send_us"].flatMap({ Int64($0) }) { send.record(microseconds: us) }
+        }
         let final = try await connection.query(
             "SELECT count(*) AS n FROM deliveries WHERE app = $1 AND status NOT IN ('pending', 'retrying')", [.text(app)])
-        return (final.rows.first?.count("n") ?? 0, latency)
+        return (final.rows.first?.count("n") ?? 0, latency, pickup, send)
     }
 }

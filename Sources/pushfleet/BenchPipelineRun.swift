@@ -15,6 +15,8 @@ struct BenchPipelineRun {
     let workers: Int
     let partitions: Int32
     let rate: Double?
+    /// librdkafka properties written into the workers' `kafka.properties`.
+    let kafkaProperties: [String: String]
     /// A fresh app name per run, so counts never include an earlier run's rows.
     let app = "com.pushfleet.bench.r" + String(UInt32.random(in: .min ... .max), radix: 16)
     static let topic = "push.notifications"
@@ -79,6 +81,8 @@ struct BenchPipelineRun {
             let rateFinal = Double(notifications) / finalSeconds
             report.add("rate_per_second", "throughput", rateFinal, "%.0f", unit: "notifications/s")
             report.add(latency: figures.latency, key: "enqueue_to_accepted", label: "enqueue→accepted")
+            report.add(latency: figures.pickup, key: "enqueue_to_first_send", label: "  of which enqueue→first send")
+            report.add(latency: figures.send, key: "first_send_to_accepted", label: "  of which first send→accepted")
             report.add("worker_cpu_seconds_per_100k", "worker CPU per 100k", workerCPU * 100_000 / Double(notifications), "%.3f", unit: "s")
             report.add("worker_cpu_cores", "worker CPU (cores busy)", workerCPU / finalSeconds, "%.2f")
             report.add("worker_peak_rss_mb", "worker peak RSS (VmHWM, max)", megabytes(workerRSS), "%.1f", unit: "MB")

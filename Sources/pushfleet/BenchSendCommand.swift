@@ -22,6 +22,10 @@ struct BenchSendCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Requests in flight in total (h2load -m is this divided by the connections).")
     var concurrency = 100
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Streams per connection our client uses at most (h2load -m); the rest of --concurrency waits in the client's per-host queue, as in the worker. Default: concurrency / connections."))
+    var streams: Int?
+
     @Option(name: .long, help: "apns or fcm.")
     var platform = "apns"
 
@@ -46,6 +50,7 @@ struct BenchSendCommand: AsyncParsableCommand {
         guard notifications > 0, connections > 0, concurrency > 0 else {
             throw ValidationError("--notifications, --connections and --concurrency must be positive")
         }
+        if let streams, streams <= 0 { throw ValidationError("--streams must be positive") }
         guard platform == "apns" || platform == "fcm" else { throw ValidationError("--platform must be apns or fcm") }
     }
 
@@ -55,7 +60,7 @@ struct BenchSendCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let setup = try BenchSendSetup(provider: platform == "apns" ? .apns : .fcm, payloadBytes: payloadBytes)
         let sink = try await BenchSink.start(directory: directory, credentials: setup.credentials, threads: sinkThreads)
-        let streams = (concurrency + connections - 1) / connections
+        let streams = self.streams ?? (concurrency + connections - 1) / connections
         var http: HTTP2Client?
         do {
             var configuration = HTTPClientConfiguration(caBundlePath: sink.caPath, maxConnectionsPerHost: connections)
@@ -80,6 +85,7 @@ struct BenchSendCommand: AsyncParsableCommand {
             report.add("connections", "connections", connections)
             report.add("loop_threads", "curl threads", min(loopThreads, connections))
             report.add("concurrency", "concurrency (in flight)", concurrency)
+            report.add("streams_per_connection", "streams per connection (on the wire at most)", streams)
             report.add("body_bytes", "request body bytes", setup.bodyBytes)
             report.add("succeeded", "succeeded (2xx)", result.succeeded)
             report.add("failed", "failed (transport or non-2xx)", result.failed + result.otherStatus.values.reduce(0, +))
