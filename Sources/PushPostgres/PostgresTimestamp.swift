@@ -8,10 +8,20 @@ enum PostgresTimestamp {
 
     /// `2026-11-21T12:00:00.123456+00:00` (UTC). Years before 1 are written with ` BC`.
     static func format(_ date: Date) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        append(date, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `format(date)`'s UTF-8 bytes to `out` (array literals are built
+    /// this way, without a String per element).
+    static func append(_ date: Date, to out: inout [UInt8]) {
         let scaled = (date.timeIntervalSince1970 * 1_000_000).rounded()
         // Outside ±290,000 years the value does not fit; the server cannot store it anyway.
         guard scaled.isFinite, abs(scaled) < 9.0e18 else {
-            return scaled < 0 ? "-infinity" : "infinity"
+            out.append(contentsOf: (scaled < 0 ? "-infinity" : "infinity").utf8)
+            return
         }
         let total = Int64(scaled)
         var days = total / microsPerDay
@@ -24,11 +34,45 @@ enum PostgresTimestamp {
         let seconds = rest / microsPerSecond
         let micros = rest % microsPerSecond
         let displayYear = year <= 0 ? 1 - year : year
-        var text = pad(displayYear, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
-        text += "T" + pad(seconds / 3600, 2) + ":" + pad(seconds / 60 % 60, 2) + ":" + pad(seconds % 60, 2)
-        text += "." + pad(micros, 6) + "+00:00"
-        if year <= 0 { text += " BC" }
-        return text
+        digits(displayYear, 4, &out)
+        out.append(UInt8(ascii: "-"))
+        digits(month, 2, &out)
+        out.append(UInt8(ascii: "-"))
+        digits(day, 2, &out)
+        out.append(UInt8(ascii: "T"))
+        digits(seconds / 3600, 2, &out)
+        out.append(UInt8(ascii: ":"))
+        digits(seconds / 60 % 60, 2, &out)
+        out.append(UInt8(ascii: ":"))
+        digits(seconds % 60, 2, &out)
+        out.append(UInt8(ascii: "."))
+        digits(micros, 6, &out)
+        out.append(contentsOf: "+00:00".utf8)
+        if year <= 0 { out.append(contentsOf: " BC".utf8) }
+    }
+
+    /// Decimal digits of a non-negative `value`, zero-padded to at least `width`.
+    private static func digits(_ value: Int64, _ width: Int, _ out: inout [UInt8]) {
+        var scratch: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &scratch) { buffer in
+            var v = UInt64(max(0, value))
+            var n = 0
+            repeat {
+                buffer[n] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+                n += 1
+            } while v > 0
+            while n < width {
+                buffer[n] = UInt8(ascii: "0")
+                n += 1
+            }
+            while n > 0 {
+                n -= 1
+                out.append(buffer[n])
+            }
+        }
     }
 
     /// Parses the server's `timestamptz` output (`2026-11-21 12:00:00.123456+00`,
@@ -83,11 +127,6 @@ enum PostgresTimestamp {
         let localSeconds = days * 86_400 + hour * 3600 + minute * 60 + second
         let utcMicros = (localSeconds - offsetSeconds) * microsPerSecond + micros
         return Date(timeIntervalSince1970: Double(utcMicros) / 1_000_000)
-    }
-
-    private static func pad(_ value: Int64, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 
     /// Proleptic Gregorian (year, month, day) for days since 1970-01-01 (H. Hinnant's algorithm).

@@ -79,10 +79,9 @@ extension PostgresValue {
         case .intArray(let values):
             return (TypeOID.int8Array, PostgresArrayLiteral.encode(values.map { $0.map { String($0) } }))
         case .timestampArray(let values):
-            return (TypeOID.timestamptzArray,
-                    PostgresArrayLiteral.encode(values.map { $0.map(PostgresTimestamp.format) }))
+            return (TypeOID.timestamptzArray, PostgresArrayLiteral.encode(values, bytesPerElement: 36, PostgresTimestamp.append))
         case .uuidArray(let values):
-            return (TypeOID.uuidArray, PostgresArrayLiteral.encode(values.map { $0?.uuidString }))
+            return (TypeOID.uuidArray, PostgresArrayLiteral.encode(values, bytesPerElement: 36, Self.appendUUID))
         }
     }
 
@@ -101,6 +100,17 @@ extension PostgresValue {
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// A UUID's canonical lower-case text (`8-4-4-4-12` hex digits).
+    static func appendUUID(_ uuid: UUID, to out: inout [UInt8]) {
+        withUnsafeBytes(of: uuid.uuid) { bytes in
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
+    }
 
     /// `\x0a1b…`, the server's hex bytea input format.
     static func hexBytea(_ bytes: [UInt8]) -> String {
@@ -138,6 +148,26 @@ enum PostgresArrayLiteral {
                 if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") { out.append(UInt8(ascii: "\\")) }
                 out.append(byte)
             }
+            out.append(UInt8(ascii: "\""))
+        }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// An array of values whose text form needs no escaping (timestamps,
+    /// UUIDs), each written straight into the literal by `append`.
+    static func encode<T>(_ elements: [T?], bytesPerElement: Int, _ append: (T, inout [UInt8]) -> Void) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(2 + elements.count * (bytesPerElement + 3))
+        out.append(UInt8(ascii: "{"))
+        for (index, element) in elements.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            guard let element else {
+                out.append(contentsOf: "NULL".utf8)
+                continue
+            }
+            out.append(UInt8(ascii: "\""))
+            append(element, &out)
             out.append(UInt8(ascii: "\""))
         }
         out.append(UInt8(ascii: "}"))
