@@ -9,9 +9,21 @@ extension PostgresConnection {
     /// statement then fails with SQLSTATE 57014.
     @discardableResult
     public func query(_ sql: String, _ binds: [PostgresValue] = []) async throws -> PostgresRows {
-        let encoded = try binds.map { try $0.encoded() }
+        let encoded = try binds.map { try $0.parameter() }
         return try await runCancellable { connection in
             try connection.queryOnThread(sql, encoded)
+        }
+    }
+
+    /// Like `query`, for a statement run again and again (batched writes, the
+    /// ledger check): prepared once per connection, so later runs skip the
+    /// server's parse and plan. `sql` must be fixed text (values are bound),
+    /// and every run must bind values of the same types.
+    @discardableResult
+    public func query(prepared sql: String, _ binds: [PostgresValue] = []) async throws -> PostgresRows {
+        let encoded = try binds.map { try $0.parameter() }
+        return try await runCancellable { connection in
+            try connection.queryOnThread(sql, encoded, prepare: true)
         }
     }
 
@@ -50,17 +62,37 @@ extension PostgresConnection {
         }
     }
 
-    func queryOnThread(_ sql: String, _ params: [(oid: UInt32, text: String?)]) throws -> PostgresRows {
+    func queryOnThread(_ sql: String, _ params: [PostgresParameter], prepare: Bool = false) throws -> PostgresRows {
         guard let conn = handle else { throw PostgresError.closed("connection is closed") }
         let types: [Oid] = params.map { Oid($0.oid) }
-        let values = params.map { $0.text.flatMap { strdup($0) } }
-        defer { values.forEach { free($0) } }
-        for (index, param) in params.enumerated() where param.text != nil && values[index] == nil {
-            throw PostgresError.invalidValue("out of memory copying parameter $\(index + 1)")
+        let lengths: [Int32] = params.map { Int32(clamping: $0.bytes?.count ?? 0) }
+        let formats: [Int32] = params.map { $0.binary ? 1 : 0 }
+        // Text values need a terminating NUL; binary ones are passed with their length.
+        let values: [UnsafeMutablePointer<CChar>?] = params.map { param in
+            guard let bytes = param.bytes else { return nil }
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+            bytes.withUnsafeBytes { raw in
+                if let base = raw.baseAddress { UnsafeMutableRawPointer(copy).copyMemory(from: base, byteCount: bytes.count) }
+            }
+            copy[bytes.count] = 0
+            return copy
         }
+        defer { values.forEach { $0?.deallocate() } }
         let valuePointers = values.map { $0.map { UnsafePointer($0) } }
-        let result = PQexecParams(conn, sql, Int32(params.count), types, valuePointers, nil, nil, 0)
-        return try consume(result, conn: conn)
+        guard prepare else {
+            return try consume(PQexecParams(conn, sql, Int32(params.count), types, valuePointers, lengths, formats, 0), conn: conn)
+        }
+        let name: String
+        if let known = prepared[sql] {
+            name = known
+        } else {
+            // Prepared statements outlive transactions (even rolled-back ones), so
+            // the name is recorded only once the server has accepted it.
+            name = "pushfleet_\(prepared.count + 1)"
+            _ = try consume(PQprepare(conn, name, sql, Int32(params.count), types), conn: conn)
+            prepared[sql] = name
+        }
+        return try consume(PQexecPrepared(conn, name, Int32(params.count), valuePointers, lengths, formats, 0), conn: conn)
     }
 
     func executeOnThread(_ sql: String) throws -> PostgresRows {

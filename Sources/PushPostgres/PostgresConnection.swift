@@ -29,6 +29,8 @@ public final class PostgresConnection: @unchecked Sendable {
     var cancelHandle: OpaquePointer?
     /// Retained context of the notice receiver; released after `PQfinish`.
     var noticeSink: Unmanaged<NoticeSink>?
+    /// Statement names prepared on this session, by SQL text (executor's thread only).
+    var prepared: [String: String] = [:]
 
     let status = LockedStatus()
 

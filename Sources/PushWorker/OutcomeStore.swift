@@ -30,7 +30,7 @@ final class OutcomeStore: Sendable {
         guard !keys.isEmpty else { return [] }
         let rows = try await pool.withConnection { connection in
             try await connection.query(
-                """
+                prepared: """
                 SELECT d.notification_id::text AS n, d.token AS t, d.status AS s
                 FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS k(n, t, c)
                 JOIN deliveries d ON d.notification_id = k.n AND d.token = k.t AND d.created_at = k.c
@@ -58,7 +58,7 @@ final class OutcomeStore: Sendable {
             // trip, atomic on its own) instead of BEGIN, two inserts and COMMIT.
             if !deliveries.isEmpty || !outcome.attempts.isEmpty {
                 _ = try await pool.withConnection { connection in
-                    try await connection.query(Self.deliveriesAndAttemptsSQL,
+                    try await connection.query(prepared: Self.deliveriesAndAttemptsSQL,
                                                Self.deliveryBinds(deliveries) + Self.attemptBinds(outcome.attempts))
                 }
             }
@@ -69,8 +69,8 @@ final class OutcomeStore: Sendable {
             try await connection.transaction { tx in
                 // Registry first: a registration in this batch is what a 410 below is compared with.
                 if !outcome.deviceUpdates.isEmpty { try await Self.applyDeviceEvents(outcome.deviceUpdates, on: tx) }
-                if !deliveries.isEmpty { try await tx.query(Self.upsertDeliveriesSQL, Self.deliveryBinds(deliveries)) }
-                if !outcome.attempts.isEmpty { try await tx.query(Self.insertAttemptsSQL(), Self.attemptBinds(outcome.attempts)) }
+                if !deliveries.isEmpty { try await tx.query(prepared: Self.upsertDeliveriesSQL, Self.deliveryBinds(deliveries)) }
+                if !outcome.attempts.isEmpty { try await tx.query(prepared: Self.insertAttemptsSQL(), Self.attemptBinds(outcome.attempts)) }
                 if !outcome.invalidations.isEmpty { try await Self.invalidate(outcome.invalidations, on: tx) }
                 if !outcome.rejections.isEmpty { try await Self.insertRejections(outcome.rejections, on: tx) }
             }

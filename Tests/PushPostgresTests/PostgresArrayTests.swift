@@ -76,4 +76,64 @@ final class PostgresArrayTests: XCTestCase {
         XCTAssertEqual(try row.int("c"), 2)
         XCTAssertEqual(try row.int("d"), 1)
     }
+
+    /// Arrays go in the binary format: each element must arrive exactly as
+    /// its text-format scalar does (microseconds, eras, infinities).
+    func testBinaryArrayElementsEqualTheTextScalars() async throws {
+        let connection = try await TestDatabase.connect()
+        defer { connection.close() }
+        let dates = [Date(timeIntervalSince1970: 946_684_800), Date(timeIntervalSince1970: 946_684_799.999_999),
+                     Date(timeIntervalSince1970: 1_795_262_400.123_456), Date(timeIntervalSince1970: -62_200_000_000.25),
+                     Date(timeIntervalSince1970: 0.000_000_4), .distantFuture]
+        for date in dates {
+            let rows = try await connection.query(
+                "SELECT ($1::timestamptz[])[1] = $2::timestamptz AS same, ($3::bigint[])[1] = $4 AS ints",
+                [.timestampArray([date]), .timestamp(date), .intArray([Int64.min + 1]), .int(Int64.min + 1)])
+            XCTAssertEqual(rows.first?["same"], "t", "\(date.timeIntervalSince1970)")
+            XCTAssertEqual(rows.first?["ints"], "t")
+        }
+        let infinite = try await connection.query("SELECT ($1::timestamptz[])[1]::text AS t", [.timestampArray([Date(timeIntervalSince1970: .infinity)])])
+        XCTAssertEqual(infinite.first?["t"], "infinity")
+        do {
+            _ = try await connection.query("SELECT $1::text[]", [.textArray(["a\u{0}b"])])
+            XCTFail("a NUL inside a text array element must be refused before it is sent")
+        } catch let error as PostgresError {
+            XCTAssertTrue("\(error)".contains("NUL"), "\(error)")
+        }
+    }
+}
+
+/// Statements prepared once per connection (`query(prepared:)`).
+final class PostgresPreparedStatementTests: XCTestCase {
+    func testAPreparedStatementRunsAgainWithNewValuesAndSurvivesARollback() async throws {
+        let connection = try await TestDatabase.connect()
+        defer { connection.close() }
+        let sql = "SELECT sum(x)::bigint AS s, count(*) AS n FROM unnest($1::bigint[]) AS t(x) WHERE $2::text <> ''"
+        let first = try await connection.query(prepared: sql, [.intArray([1, 2, 3]), .text("a")])
+        XCTAssertEqual(try first.first?.int("s"), 6)
+        try await connection.execute("BEGIN")
+        let inside = try await connection.query(prepared: sql, [.intArray([10, nil]), .text("b")])
+        XCTAssertEqual(try inside.first?.int("s"), 10)
+        try await connection.execute("ROLLBACK")
+        // The statement outlives the rolled-back transaction and is reused, not prepared twice.
+        let after = try await connection.query(prepared: sql, [.intArray([]), .text("c")])
+        XCTAssertEqual(try after.first?.int("n"), 0)
+        let named = try await connection.query("SELECT count(*) AS n FROM pg_prepared_statements")
+        XCTAssertEqual(try named.first?.int("n"), 1)
+    }
+
+    func testAStatementTheServerRefusesIsNotRecordedAsPrepared() async throws {
+        let connection = try await TestDatabase.connect()
+        defer { connection.close() }
+        for _ in 0..<2 {
+            do {
+                _ = try await connection.query(prepared: "SELECT no_such_column FROM unnest($1::bigint[]) AS t(x)", [.intArray([1])])
+                XCTFail("the server must refuse the statement")
+            } catch let error as PostgresError {
+                XCTAssertTrue("\(error)".contains("no_such_column"), "\(error)")
+            }
+        }
+        let ok = try await connection.query(prepared: "SELECT cardinality($1::bigint[]) AS n", [.intArray([1, 2])])
+        XCTAssertEqual(try ok.first?.int("n"), 2)
+    }
 }
