@@ -28,6 +28,12 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         valueName: "key=value"))
     var kafkaProperties: [String] = []
 
+    @Option(name: .long, help: "worker.max_in_flight of the workers (default: the worker's own, 1,024).")
+    var maxInFlight: Int?
+
+    @Option(name: .long, help: "tls.max_connections_per_host of the workers (default: the worker's own, 2).")
+    var connections: Int?
+
     @Option(name: .long, help: "Give up after this many seconds.")
     var timeout = 900
 
@@ -42,6 +48,8 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     func validate() throws {
         guard notifications > 0, workers > 0 else { throw ValidationError("--notifications and --workers must be positive") }
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
+        if let maxInFlight, maxInFlight <= 0 { throw ValidationError("--max-in-flight must be positive") }
+        if let connections, connections <= 0 { throw ValidationError("--connections must be positive") }
         for p in kafkaProperties where !p.contains("=") { throw ValidationError("--kafka-property \(p): expected KEY=VALUE") }
     }
 
@@ -56,7 +64,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         let partitionCount = partitions ?? Int32(max(6, min(512, notifications / 6_000 + 1)))
         let run = BenchPipelineRun(directory: directory, databaseURL: url, logger: logger,
                                    notifications: notifications, workers: workers, partitions: partitionCount, rate: rate,
-                                   kafkaProperties: Self.properties(kafkaProperties))
+                                   kafkaProperties: Self.properties(kafkaProperties), maxInFlight: maxInFlight, connections: connections)
         let report = try await run.run(timeout: .seconds(timeout))
         say(report.table(title: "pushfleet bench pipeline"))
         if let json { try report.writeJSON(to: json) }

@@ -17,6 +17,10 @@ struct BenchPipelineRun {
     let rate: Double?
     /// librdkafka properties written into the workers' `kafka.properties`.
     let kafkaProperties: [String: String]
+    /// `worker.max_in_flight`, when set.
+    let maxInFlight: Int?
+    /// `tls.max_connections_per_host`, when set.
+    let connections: Int?
     /// A fresh app name per run, so counts never include an earlier run's rows.
     let app = "com.pushfleet.bench.r" + String(UInt32.random(in: .min ... .max), radix: 16)
     static let topic = "push.notifications"
@@ -41,6 +45,7 @@ struct BenchPipelineRun {
             var workStart = ContinuousClock.now
             var publishing: Task<(Int, Double), any Error>?
             let sink0 = sink.cpuSeconds()
+            let postgres0 = BenchUsage.processesCPUSeconds(named: "postgres"), self0 = BenchUsage.selfCPUSeconds()
             if let rate {
                 try fleet.launch(count: workers)
                 say("started \(workers) worker(s); waiting 8 s for the group to form, then enqueueing at \(Int(rate))/s")
@@ -61,6 +66,8 @@ struct BenchPipelineRun {
             let workerCPU = pids.compactMap { BenchUsage.processCPUSeconds(pid: $0) }.reduce(0, +)
             let workerRSS = pids.compactMap { BenchUsage.peakRSSBytes(pid: $0) }.max()
             let sinkCPU = sink.cpuSeconds() - sink0
+            let postgresCPU = BenchUsage.processesCPUSeconds(named: "postgres") - postgres0
+            let selfCPU = BenchUsage.selfCPUSeconds() - self0
             let figures = try await readDeliveries()
             let exitCodes = await fleet.stopAll()
             let committed = try await checkCommitted(bootstrap: cluster.bootstrapServers)
@@ -75,6 +82,8 @@ struct BenchPipelineRun {
             report.add("accepted", "accepted", figures.latency.count > 0 ? Int(figures.latency.count) : 0)
             report.add("workers", "worker processes", workers)
             report.add("partitions", "partitions", Int(partitions))
+            report.add("max_in_flight", "worker.max_in_flight", text: maxInFlight.map { "\($0)" } ?? "default")
+            report.add("connections", "tls.max_connections_per_host", text: connections.map { "\($0)" } ?? "default")
             report.add("enqueue_seconds", "enqueue time", enqueueSeconds, "%.2f", unit: "s")
             report.add("seconds_to_final", "time to all final", finalSeconds, "%.2f", unit: "s")
             report.add("offsets_committed", "offsets committed to the end (after SIGTERM)", text: committed ? "yes" : "NO")
@@ -87,6 +96,8 @@ struct BenchPipelineRun {
             report.add("worker_cpu_cores", "worker CPU (cores busy)", workerCPU / finalSeconds, "%.2f")
             report.add("worker_peak_rss_mb", "worker peak RSS (VmHWM, max)", megabytes(workerRSS), "%.1f", unit: "MB")
             report.add("sink_cpu_seconds", "sink CPU", sinkCPU, "%.3f", unit: "s")
+            report.add("postgres_cpu_seconds_per_100k", "PostgreSQL server CPU per 100k", postgresCPU * 100_000 / Double(notifications), "%.3f", unit: "s")
+            report.add("bench_cpu_seconds", "bench process CPU (mock Kafka, publisher, polling)", selfCPU, "%.3f", unit: "s")
             if figures.final < notifications || produced < notifications {
                 report.warn("only \(figures.final) of \(notifications) final (\(produced) produced): the mock cluster may have dropped data")
             }

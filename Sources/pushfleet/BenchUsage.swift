@@ -34,6 +34,21 @@ enum BenchUsage {
         return (utime + stime) / (ticks > 0 ? ticks : 100)
     }
 
+    /// CPU seconds of every running process whose command name is `name`
+    /// (e.g. the PostgreSQL server and its backends: `postgres`). Processes
+    /// that exited in between are not counted.
+    static func processesCPUSeconds(named name: String) -> Double {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
+        var total = 0.0
+        for entry in entries {
+            guard let pid = Int32(entry),
+                  let comm = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8),
+                  comm.trimmingCharacters(in: .whitespacesAndNewlines) == name else { continue }
+            total += processCPUSeconds(pid: pid) ?? 0
+        }
+        return total
+    }
+
     /// Peak resident set size in bytes (`VmHWM` of `/proc/<pid>/status`);
     /// `pid` nil means this process.
     static func peakRSSBytes(pid: Int32? = nil) -> Int? {
