@@ -2,8 +2,11 @@ import CCurl
 import CShims
 
 /// One request in flight: its continuation, the response being collected,
-/// and the C memory curl points into (header list, body copy), all freed in
-/// `deinit` after curl has let go of them.
+/// and the C memory curl points into (header list, body copy). That memory
+/// exists only while curl has the transfer: it is made when the transfer is
+/// admitted to curl and freed as soon as curl lets go (`releaseCMemory()`),
+/// so the many requests that wait for a stream, or whose caller has not yet
+/// run, hold none of it.
 final class Transfer: @unchecked Sendable {
     // @unchecked Sendable: `phase`, `cancelRequested` and `continuation` are
     // read and written only under the engine's lock, or by the loop thread
@@ -27,8 +30,8 @@ final class Transfer: @unchecked Sendable {
     var body: [UInt8] = []
 
     // C memory curl refers to while the transfer runs.
-    var headerList: HeaderList?
-    private let bodyBuffer: UnsafeMutableRawBufferPointer
+    private var headerList: HeaderList?
+    private var bodyBuffer: UnsafeMutableRawBufferPointer?
 
     /// The +1 reference handed to curl as WRITEDATA / HEADERDATA / PRIVATE.
     private var curlReference: Unmanaged<Transfer>?
@@ -36,13 +39,18 @@ final class Transfer: @unchecked Sendable {
     init(request: HTTPRequest) {
         self.request = request
         self.hostKey = Self.hostKey(of: request.url)
-        self.bodyBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, request.body.count), alignment: 1)
-        if !request.body.isEmpty { bodyBuffer.copyBytes(from: request.body) }
     }
 
-    deinit {
+    deinit { releaseCMemory() }
+
+    /// Frees the header list and body copy; call only once curl has let go
+    /// of the transfer (removed from the multi handle, handle reset or
+    /// cleared). Safe to call more than once.
+    func releaseCMemory() {
         headerList?.deallocate()
-        bodyBuffer.deallocate()
+        headerList = nil
+        bodyBuffer?.deallocate()
+        bodyBuffer = nil
     }
 
     /// Retains `self` for curl's callbacks and returns the context pointer.
@@ -106,9 +114,13 @@ final class Transfer: @unchecked Sendable {
                 return
             }
         }
-        // POSTFIELDS points at `bodyBuffer`, which lives until `deinit`.
+        // POSTFIELDS points at `bodyBuffer`, which lives until `releaseCMemory()`.
+        bodyBuffer?.deallocate()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, request.body.count), alignment: 1)
+        if !request.body.isEmpty { buffer.copyBytes(from: request.body) }
+        bodyBuffer = buffer
         try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offT: Int64(request.body.count))
-        try easy.set(CURLOPT_POSTFIELDS, pointer: UnsafeRawPointer(bodyBuffer.baseAddress))
+        try easy.set(CURLOPT_POSTFIELDS, pointer: UnsafeRawPointer(buffer.baseAddress))
         if !isPOST { try easy.set(CURLOPT_CUSTOMREQUEST, request.method.uppercased()) }
     }
 

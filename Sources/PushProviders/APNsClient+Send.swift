@@ -15,48 +15,65 @@ extension APNsClient {
     ///   with `retryAfter`), on token throttling (retriable), when APNs rejects
     ///   the certificate (`.credentialsRejected`, not retriable) or signing fails.
     public func send(_ request: ProviderRequest, environment: APNsEnvironment? = nil) async throws -> ProviderResponse {
+        // Every request in flight keeps this frame: only what crosses an
+        // await lives here; building the request and judging the answer are
+        // synchronous and out of line.
         let url = baseURL(for: environment) + request.path
         var refreshed = false
         while true {
             try await guardian.admit()
-            let credential: APNsTokenProvider.Credential?
-            do {
-                credential = usesCertificateAuth ? nil : try tokens.currentCredential()
-            } catch {
-                guardian.release()
-                throw error
-            }
-            let token = credential?.token
-            let response = try await post(request, url: url, authorization: credential?.authorization)
-            let reason = response.status == 403 || response.status == 429 ? Self.reason(response.body) : nil
-            switch (response.status, reason) {
-            case (403, "ExpiredProviderToken"?), (403, "InvalidProviderToken"?):
-                guard let token, !refreshed else { return response }
-                refreshed = true
-                logger.info("apns.provider token rejected; signing a new one", metadata: ["apns.reason": "\(reason ?? "")"])
-                tokens.invalidate(ifCurrent: token)
-            case (429, "TooManyProviderTokenUpdates"?):
-                let backoff = ProviderGuard.retryAfter(response.header("retry-after")) ?? tokenUpdateBackoffInterval
-                logger.warning("apns.provider token updates throttled; backing off", metadata: ["apns.backoff": "\(backoff)"])
-                tokens.holdMinting(for: backoff)
-                guardian.pause(for: backoff)
-                throw ProviderError.providerTokenThrottled(retryAfter: backoff)
-            case (403, "BadCertificate"?), (403, "BadCertificateEnvironment"?):
-                guard usesCertificateAuth, let reason else { return response }
-                throw ProviderError.credentialsRejected(status: 403, reason: reason)
-            default:
-                return response
-            }
+            let (http, token) = try prepare(request, url: url)
+            let response = try await guardian.execute(http, on: httpClient)
+            if let answer = try judge(response, token: token, refreshed: &refreshed) { return answer }
         }
     }
 
-    private func post(_ request: ProviderRequest, url: String, authorization: String?) async throws -> ProviderResponse {
-        var headers = request.headers
-        headers.removeAll { ProviderHeaders.isNamed($0.name, "authorization") }
-        if let authorization { headers.append((name: "authorization", value: authorization)) }
-        let response = try await guardian.execute(
-            HTTPRequest(method: "POST", url: url, headers: headers, body: request.body), on: httpClient)
-        return ProviderResponse(status: response.status, headers: response.headers, body: response.body)
+    /// The HTTP request with the current provider token (and that token);
+    /// gives the admitted slot back if no token can be had.
+    @inline(never)
+    private func prepare(_ request: ProviderRequest, url: String) throws -> (HTTPRequest, String?) {
+        let credential: APNsTokenProvider.Credential?
+        do {
+            credential = usesCertificateAuth ? nil : try tokens.currentCredential()
+        } catch {
+            guardian.release()
+            throw error
+        }
+        // One allocation for the headers: the request's, minus any
+        // authorization, plus ours.
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(request.headers.count + 1)
+        for header in request.headers where !ProviderHeaders.isNamed(header.name, "authorization") { headers.append(header) }
+        if let authorization = credential?.authorization { headers.append((name: "authorization", value: authorization)) }
+        return (HTTPRequest(method: "POST", url: url, headers: headers, body: request.body), credential?.token)
+    }
+
+    /// The answer to return, or `nil` to send again with a new provider
+    /// token (once, after 403 Expired/InvalidProviderToken).
+    /// - Throws: on token throttling and on a rejected certificate.
+    @inline(never)
+    private func judge(_ http: HTTPResponse, token: String?, refreshed: inout Bool) throws -> ProviderResponse? {
+        let response = ProviderResponse(status: http.status, headers: http.headers, body: http.body)
+        let reason = response.status == 403 || response.status == 429 ? Self.reason(response.body) : nil
+        switch (response.status, reason) {
+        case (403, "ExpiredProviderToken"?), (403, "InvalidProviderToken"?):
+            guard let token, !refreshed else { return response }
+            refreshed = true
+            logger.info("apns.provider token rejected; signing a new one", metadata: ["apns.reason": "\(reason ?? "")"])
+            tokens.invalidate(ifCurrent: token)
+            return nil
+        case (429, "TooManyProviderTokenUpdates"?):
+            let backoff = ProviderGuard.retryAfter(response.header("retry-after")) ?? tokenUpdateBackoffInterval
+            logger.warning("apns.provider token updates throttled; backing off", metadata: ["apns.backoff": "\(backoff)"])
+            tokens.holdMinting(for: backoff)
+            guardian.pause(for: backoff)
+            throw ProviderError.providerTokenThrottled(retryAfter: backoff)
+        case (403, "BadCertificate"?), (403, "BadCertificateEnvironment"?):
+            guard usesCertificateAuth, let reason else { return response }
+            throw ProviderError.credentialsRejected(status: 403, reason: reason)
+        default:
+            return response
+        }
     }
 
     /// The `reason` of an APNs error body, if any.

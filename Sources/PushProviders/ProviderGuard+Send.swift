@@ -12,34 +12,64 @@ extension ProviderGuard {
     /// unknown, and it is the caller's retry to make.
     /// - Throws: the last `HTTPError` once the re-sends are used up, or any other.
     func execute(_ request: HTTPRequest, on http: HTTP2Client) async throws -> HTTPResponse {
+        // The frame holds little across the await: the decisions are out of line.
         var resends = 0
         while true {
             noteSent()
+            let outcome: Result<HTTPResponse, any Error>
             do {
-                let response = try await http.execute(request)
-                noteResponse(status: response.status, retryAfter: Self.retryAfter(response.header("retry-after")))
-                return response
-            } catch let error as HTTPError where Self.isResendable(error) && resends < policy.maxResendsWithoutStatus {
-                resends += 1
-                noteResend()
-                // The first re-send goes at once (curl moves to a healthy or new
-                // connection); later ones back off a little.
-                if resends > 1 { try await Task.sleep(for: .milliseconds(5 << min(resends, 7))) }
-            } catch let error as HTTPError {
-                // A 2xx arrived and only the rest of the answer was cut off: the
-                // provider accepted the request, so it is an answer, not a failure.
-                if let partial = error.partialResponse, (200..<300).contains(partial.status) {
-                    noteResponse(status: partial.status, retryAfter: nil)
-                    state.withLock { $0.stats.acceptedWithCutOffAnswer += 1 }
-                    return partial
-                }
-                noteFailure(error)
-                throw error
+                outcome = .success(try await http.execute(request))
             } catch {
-                noteFailure(error)
-                throw error
+                outcome = .failure(error)
+            }
+            switch settle(outcome, resends: &resends) {
+            case .answer(let response): return response
+            case .fail(let error): throw error
+            case .resend(nil): continue
+            case .resend(let delay?): try await Task.sleep(for: delay)
             }
         }
+    }
+
+    /// What `execute` does with the outcome of one try.
+    enum Settlement {
+        case answer(HTTPResponse)
+        case fail(any Error)
+        /// Send again, after the delay if any.
+        case resend(Duration?)
+    }
+
+    /// Records the outcome of one try and decides: answer, fail, or re-send.
+    @inline(never)
+    func settle(_ outcome: Result<HTTPResponse, any Error>, resends: inout Int) -> Settlement {
+        let error: any Error
+        switch outcome {
+        case .success(let response):
+            noteResponse(status: response.status, retryAfter: Self.retryAfter(response.header("retry-after")))
+            return .answer(response)
+        case .failure(let failure):
+            error = failure
+        }
+        guard let http = error as? HTTPError else {
+            noteFailure(error)
+            return .fail(error)
+        }
+        if Self.isResendable(http) && resends < policy.maxResendsWithoutStatus {
+            resends += 1
+            noteResend()
+            // The first re-send goes at once (curl moves to a healthy or new
+            // connection); later ones back off a little.
+            return .resend(resends > 1 ? .milliseconds(5 << min(resends, 7)) : nil)
+        }
+        // A 2xx arrived and only the rest of the answer was cut off: the
+        // provider accepted the request, so it is an answer, not a failure.
+        if let partial = http.partialResponse, (200..<300).contains(partial.status) {
+            noteResponse(status: partial.status, retryAfter: nil)
+            state.withLock { $0.stats.acceptedWithCutOffAnswer += 1 }
+            return .answer(partial)
+        }
+        noteFailure(http)
+        return .fail(http)
     }
 
     /// No status arrived and the connection or stream failed under the request.

@@ -29,9 +29,22 @@ final class ProviderGuard: Sendable {
 
     /// Waits for a rate-limit slot (sleeping, never blocking a thread) and for
     /// the circuit to let the request through.
+    ///
+    /// The decisions are synchronous and out of line; only a rate-limit wait
+    /// suspends. Every request in flight keeps its task's async frames, so
+    /// this frame stays small (a large one costs each waiting request a
+    /// task-allocator slab of its own).
     /// - Throws: `ProviderError.circuitOpen` or `.rateLimited` (both retriable),
     ///   `CancellationError` if the task is cancelled while it waits.
     func admit() async throws {
+        if let due = try acquireSlot() { try await Task.sleep(until: due, clock: .continuous) }
+        try passCircuit()
+    }
+
+    /// Refuses at once while the circuit is open; otherwise takes a rate-limit
+    /// slot and returns when it is due (`nil`: now).
+    @inline(never)
+    private func acquireSlot() throws(ProviderError) -> ContinuousClock.Instant? {
         let now = ContinuousClock.now
         let openFor = state.withLock { state -> Duration? in
             guard case .open(let until) = state.breaker.state, now < until else { return nil }
@@ -40,16 +53,20 @@ final class ProviderGuard: Sendable {
         }
         if let openFor { throw ProviderError.circuitOpen(host: host, retryAfter: openFor) }
         let decision = state.withLock { $0.limiter.acquire(now: now) }
-        if case .waitUntil(let due) = decision {
-            if due - now > policy.maxRateLimitWait {
-                state.withLock {
-                    $0.limiter.giveBack()
-                    $0.stats.heldBackByRateLimit += 1
-                }
-                throw ProviderError.rateLimited(host: host, retryAfter: due - now)
+        guard case .waitUntil(let due) = decision else { return nil }
+        if due - now > policy.maxRateLimitWait {
+            state.withLock {
+                $0.limiter.giveBack()
+                $0.stats.heldBackByRateLimit += 1
             }
-            try await Task.sleep(until: due, clock: .continuous)
+            throw ProviderError.rateLimited(host: host, retryAfter: due - now)
         }
+        return due
+    }
+
+    /// Lets the request through unless the breaker refuses it now.
+    @inline(never)
+    private func passCircuit() throws(ProviderError) {
         let refused = state.withLock { state -> Duration?? in
             let now = ContinuousClock.now
             guard !state.breaker.allowRequest(now: now) else { return nil }
