@@ -80,6 +80,8 @@ public final class FCMClient: Sendable {
     ///   token endpoint is down, with `retryAfter`), the circuit is open or
     ///   the rate limit holds the request back.
     public func send(_ request: ProviderRequest) async throws -> ProviderResponse {
+        // Every request in flight keeps this frame: logging and header
+        // building stay out of line.
         try await guardian.admit()
         let token: String
         do {
@@ -90,9 +92,14 @@ public final class FCMClient: Sendable {
         }
         let response = try await post(request, token: token)
         guard response.status == 401 else { return response }
+        tokenRejected(token)
+        return try await post(request, token: try await tokens.accessToken())
+    }
+
+    @inline(never)
+    private func tokenRejected(_ token: String) {
         logger.info("fcm.access token rejected; fetching a new one", metadata: ["http.status": "401"])
         tokens.invalidate(token: token)
-        return try await post(request, token: try await tokens.accessToken())
     }
 
     private func post(_ request: ProviderRequest, token: String) async throws -> ProviderResponse {
