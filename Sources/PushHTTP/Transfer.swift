@@ -43,6 +43,9 @@ final class Transfer: @unchecked Sendable {
 
     deinit { releaseCMemory() }
 
+    /// Whether the header list or the body copy exists (tests).
+    var holdsCMemory: Bool { headerList != nil || bodyBuffer != nil }
+
     /// Frees the header list and body copy; call only once curl has let go
     /// of the transfer (removed from the multi handle, handle reset or
     /// cleared). Safe to call more than once.
