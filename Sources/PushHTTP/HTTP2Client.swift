@@ -38,7 +38,7 @@ public final class HTTP2Client: Sendable {
         let transfer = Transfer(request: request)
         let engine = engines.count == 1 ? engines[0] : engines[next.add(1, ordering: .relaxed).oldValue % engines.count]
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withUnsafeThrowingContinuation { continuation in
                 transfer.continuation = continuation
                 engine.submit(transfer)
             }

@@ -20,7 +20,11 @@ final class Transfer: @unchecked Sendable {
     let hostKey: String
     var phase: Phase = .new
     var cancelRequested = false
-    var continuation: CheckedContinuation<HTTPResponse, any Error>?
+    /// Unchecked: the engine's phases (new → queued → active → done, each
+    /// step under its lock) let exactly one path reach `done` and resume,
+    /// and `resume(with:)` drops the continuation. A checked one costs every
+    /// request in flight a heap object and a larger async frame.
+    var continuation: UnsafeContinuation<HTTPResponse, any Error>?
 
     // Loop thread only.
     var easy: CurlEasyHandle?

@@ -16,22 +16,22 @@ extension ProviderGuard {
         var resends = 0
         while true {
             noteSent()
-            let outcome: Result<HTTPResponse, any Error>
             do {
-                outcome = .success(try await http.execute(request))
+                let response = try await http.execute(request)
+                noteAnswer(response)
+                return response
             } catch {
-                outcome = .failure(error)
-            }
-            switch settle(outcome, resends: &resends) {
-            case .answer(let response): return response
-            case .fail(let error): throw error
-            case .resend(nil): continue
-            case .resend(let delay?): try await Task.sleep(for: delay)
+                switch settle(error, resends: &resends) {
+                case .answer(let response): return response
+                case .fail(let error): throw error
+                case .resend(nil): continue
+                case .resend(let delay?): try await Task.sleep(for: delay)
+                }
             }
         }
     }
 
-    /// What `execute` does with the outcome of one try.
+    /// What `execute` does after a try that failed.
     enum Settlement {
         case answer(HTTPResponse)
         case fail(any Error)
@@ -39,17 +39,15 @@ extension ProviderGuard {
         case resend(Duration?)
     }
 
-    /// Records the outcome of one try and decides: answer, fail, or re-send.
+    /// Feeds an answer's status and Retry-After to the limiter and breaker.
     @inline(never)
-    func settle(_ outcome: Result<HTTPResponse, any Error>, resends: inout Int) -> Settlement {
-        let error: any Error
-        switch outcome {
-        case .success(let response):
-            noteResponse(status: response.status, retryAfter: Self.retryAfter(response.header("retry-after")))
-            return .answer(response)
-        case .failure(let failure):
-            error = failure
-        }
+    func noteAnswer(_ response: HTTPResponse) {
+        noteResponse(status: response.status, retryAfter: Self.retryAfter(response.header("retry-after")))
+    }
+
+    /// Records a failed try and decides: answer (a cut-off 2xx), fail, or re-send.
+    @inline(never)
+    func settle(_ error: any Error, resends: inout Int) -> Settlement {
         guard let http = error as? HTTPError else {
             noteFailure(error)
             return .fail(error)
