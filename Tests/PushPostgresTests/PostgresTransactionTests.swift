@@ -1,5 +1,5 @@
 import Foundation
-import PushPostgres
+@testable import PushPostgres
 import XCTest
 
 /// `transaction`, errors with SQLSTATE, cancellation.
@@ -140,19 +140,26 @@ final class PostgresTransactionTests: XCTestCase {
     }
 
     /// Each connection owns one thread; closing (or dropping) it ends the thread.
+    /// The executor object is kept alive by its own thread's closure until that
+    /// thread's loop returns, so a weak reference going nil means the thread ended
+    /// (counting /proc/self/task instead raced with the concurrency pool's threads).
     func testClosingConnectionsEndsTheirThreads() async throws {
-        func threadCount() -> Int {
-            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
-        }
-        let before = threadCount()
+        final class WeakBox: @unchecked Sendable { weak var executor: BlockingExecutor? }
         var connections: [PostgresConnection] = []
-        for _ in 0..<10 { connections.append(try await TestDatabase.connect()) }
-        XCTAssertGreaterThanOrEqual(threadCount(), before + 10)
+        var boxes: [WeakBox] = []
+        for _ in 0..<10 {
+            let connection = try await TestDatabase.connect()
+            let box = WeakBox()
+            box.executor = connection.executor
+            boxes.append(box)
+            connections.append(connection)
+        }
+        XCTAssertEqual(boxes.filter { $0.executor != nil }.count, 10)
         for connection in connections.prefix(5) { connection.close() }
         connections.removeAll()  // the other five are only dropped
-        for _ in 0..<100 where threadCount() > before + 1 {
+        for _ in 0..<250 where boxes.contains(where: { $0.executor != nil }) {
             try await Task.sleep(nanoseconds: 20_000_000)
         }
-        XCTAssertLessThanOrEqual(threadCount(), before + 1)
+        XCTAssertEqual(boxes.filter { $0.executor != nil }.count, 0, "executor threads still running")
     }
 }
