@@ -6,18 +6,21 @@ struct PostgresParameter {
     let oid: UInt32
     let bytes: [UInt8]?
     let binary: Bool
+
+    static func text(_ oid: UInt32, _ text: String) -> PostgresParameter {
+        PostgresParameter(oid: oid, bytes: Array(text.utf8), binary: false)
+    }
 }
 
 extension PostgresValue {
     /// What `query` sends: arrays in the binary wire format (the server then
     /// neither parses an array literal nor each element's text: `array_in`
-    /// was a tenth of its CPU on batched writes), everything else as text.
+    /// was a tenth of its CPU on batched writes), scalars as text.
     func parameter() throws -> PostgresParameter {
         switch self {
         case .textArray(let values):
             return PostgresParameter(oid: TypeOID.textArray, bytes: try BinaryArray.encode(values, element: TypeOID.text) { value, out in
-                if value.utf8.contains(0) { throw PostgresError.invalidValue("text values cannot contain NUL (U+0000)") }
-                out.append(contentsOf: value.utf8)
+                out.append(contentsOf: try Self.checked(value).utf8)
             }, binary: true)
         case .intArray(let values):
             return PostgresParameter(oid: TypeOID.int8Array, bytes: BinaryArray.encode(values, element: TypeOID.int8) { value, out in
@@ -31,9 +34,24 @@ extension PostgresValue {
             return PostgresParameter(oid: TypeOID.uuidArray, bytes: BinaryArray.encode(values, element: TypeOID.uuid) { value, out in
                 withUnsafeBytes(of: value.uuid) { out.append(contentsOf: $0) }
             }, binary: true)
-        default:
-            let (oid, text) = try encoded()
-            return PostgresParameter(oid: oid, bytes: text.map { Array($0.utf8) }, binary: false)
+        case .null:
+            return PostgresParameter(oid: TypeOID.unspecified, bytes: nil, binary: false)
+        case .text(let value):
+            return .text(TypeOID.text, try Self.checked(value))
+        case .int(let value):
+            return .text(TypeOID.int8, String(value))
+        case .double(let value):
+            return .text(TypeOID.float8, Self.encode(value))
+        case .bool(let value):
+            return .text(TypeOID.bool, value ? "t" : "f")
+        case .bytes(let value):
+            return .text(TypeOID.bytea, Self.hexBytea(value))
+        case .timestamp(let value):
+            return .text(TypeOID.timestamptz, PostgresTimestamp.format(value))
+        case .uuid(let value):
+            return .text(TypeOID.uuid, value.uuidString)
+        case .jsonb(let value):
+            return .text(TypeOID.jsonb, try Self.checked(value))
         }
     }
 }

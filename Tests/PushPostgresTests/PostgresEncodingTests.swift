@@ -4,31 +4,12 @@ import XCTest
 
 /// Pure encoding/decoding checks (no server needed).
 final class PostgresEncodingTests: XCTestCase {
-    func testArrayLiteralQuotesAndEscapesEveryElement() {
-        XCTAssertEqual(PostgresArrayLiteral.encode([]), "{}")
-        XCTAssertEqual(PostgresArrayLiteral.encode(["a", nil, "NULL", ""]), #"{"a",NULL,"NULL",""}"#)
-        XCTAssertEqual(PostgresArrayLiteral.encode([#"q"u\o,t{e}"#]), #"{"q\"u\\o,t{e}"}"#)
-    }
-
     func testTimestampFormatting() {
         XCTAssertEqual(PostgresTimestamp.format(Date(timeIntervalSince1970: 0)), "1970-01-01T00:00:00.000000+00:00")
         XCTAssertEqual(PostgresTimestamp.format(Date(timeIntervalSince1970: 1_795_262_400.123456)),
                        "2026-11-21T12:00:00.123456+00:00")
         XCTAssertEqual(PostgresTimestamp.format(Date(timeIntervalSince1970: -0.5)), "1969-12-31T23:59:59.500000+00:00")
         XCTAssertEqual(PostgresTimestamp.format(Date(timeIntervalSince1970: 951_782_400)), "2000-02-29T00:00:00.000000+00:00")
-    }
-
-    func testTimestampAndUUIDArraysAreWrittenWithoutIntermediateStrings() throws {
-        let uuid = try XCTUnwrap(UUID(uuidString: "0A1B2C3D-4E5F-6071-8293-A4B5C6D7E8F9"))
-        var text: [UInt8] = []
-        PostgresValue.appendUUID(uuid, to: &text)
-        XCTAssertEqual(String(decoding: text, as: UTF8.self), "0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9")
-        let dates: [Date?] = [Date(timeIntervalSince1970: 1_795_262_400.123456), nil, Date(timeIntervalSince1970: -62_200_000_000)]
-        let (oid, literal) = try PostgresValue.timestampArray(dates).encoded()
-        XCTAssertEqual(oid, 1185)
-        XCTAssertEqual(literal, PostgresArrayLiteral.encode(dates.map { $0.map(PostgresTimestamp.format) }))
-        XCTAssertEqual(try PostgresValue.uuidArray([uuid, nil]).encoded().text,
-                       #"{"0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9",NULL}"#)
     }
 
     func testTimestampParsing() throws {
