@@ -82,17 +82,41 @@ extension PostgresConnection {
         guard prepare else {
             return try consume(PQexecParams(conn, sql, Int32(params.count), types, valuePointers, lengths, formats, 0), conn: conn)
         }
-        let name: String
-        if let known = prepared[sql] {
-            name = known
-        } else {
-            // Prepared statements outlive transactions (even rolled-back ones), so
-            // the name is recorded only once the server has accepted it.
-            name = "pushfleet_\(prepared.count + 1)"
-            _ = try consume(PQprepare(conn, name, sql, Int32(params.count), types), conn: conn)
-            prepared[sql] = name
+        return try runPrepared(sql, types, valuePointers, lengths, formats)
+    }
+
+    /// Prepares `sql` on this session the first time, then executes it. A pooler
+    /// between us and the server (PgBouncer in transaction mode without its
+    /// prepared-statement support) can make a name unknown (26000) or already
+    /// taken (42P05) on the server session it picks: outside a transaction that
+    /// is repaired once by preparing again under a new name.
+    private func runPrepared(_ sql: String, _ types: [Oid], _ values: [UnsafePointer<CChar>?],
+                             _ lengths: [Int32], _ formats: [Int32]) throws -> PostgresRows {
+        guard let conn = handle else { throw PostgresError.closed("connection is closed") }
+        let count = Int32(types.count)
+        var repaired = false
+        while true {
+            do {
+                let name: String
+                if let known = prepared[sql] {
+                    name = known
+                } else {
+                    // Prepared statements outlive transactions (even rolled-back ones), so
+                    // the name is recorded only once the server has accepted it.
+                    preparedSerial += 1
+                    name = "pushfleet_\(preparedSerial)"
+                    _ = try consume(PQprepare(conn, name, sql, count, types), conn: conn)
+                    prepared[sql] = name
+                }
+                return try consume(PQexecPrepared(conn, name, count, values, lengths, formats, 0), conn: conn)
+            } catch let error as PostgresError
+                where !repaired && !status.inTransaction && ["26000", "42P05"].contains(error.sqlState ?? "") {
+                logger.warning("prepared statement lost by the server session; preparing it again",
+                               metadata: ["postgres.error": "\(error)"])
+                prepared[sql] = nil
+                repaired = true
+            }
         }
-        return try consume(PQexecPrepared(conn, name, Int32(params.count), valuePointers, lengths, formats, 0), conn: conn)
     }
 
     func executeOnThread(_ sql: String) throws -> PostgresRows {

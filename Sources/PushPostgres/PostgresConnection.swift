@@ -31,6 +31,8 @@ public final class PostgresConnection: @unchecked Sendable {
     var noticeSink: Unmanaged<NoticeSink>?
     /// Statement names prepared on this session, by SQL text (executor's thread only).
     var prepared: [String: String] = [:]
+    /// Last number used in a prepared statement's name (executor's thread only).
+    var preparedSerial = 0
 
     let status = LockedStatus()
 

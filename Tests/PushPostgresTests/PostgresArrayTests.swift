@@ -136,4 +136,31 @@ final class PostgresPreparedStatementTests: XCTestCase {
         let ok = try await connection.query(prepared: "SELECT cardinality($1::bigint[]) AS n", [.intArray([1, 2])])
         XCTAssertEqual(try ok.first?.int("n"), 2)
     }
+
+    /// What a pooler in transaction mode can do to a session's statements.
+    func testAStatementTheServerSessionLostOrAlreadyHasIsPreparedAgain() async throws {
+        let connection = try await TestDatabase.connect()
+        defer { connection.close() }
+        // The name the connection will pick first is already taken on the session.
+        try await connection.execute("PREPARE pushfleet_1 AS SELECT 0")
+        let sql = "SELECT cardinality($1::bigint[]) AS n"
+        let first = try await connection.query(prepared: sql, [.intArray([1, 2, 3])])
+        XCTAssertEqual(try first.first?.int("n"), 3)
+        // The session forgets every statement: the next run prepares again.
+        try await connection.execute("DEALLOCATE ALL")
+        let again = try await connection.query(prepared: sql, [.intArray([1])])
+        XCTAssertEqual(try again.first?.int("n"), 1)
+        // Inside a transaction a lost statement is an error (the transaction is already aborted).
+        try await connection.execute("DEALLOCATE ALL")
+        try await connection.execute("BEGIN")
+        do {
+            _ = try await connection.query(prepared: sql, [.intArray([1])])
+            XCTFail("a statement lost inside a transaction must surface")
+        } catch let error as PostgresError {
+            XCTAssertEqual(error.sqlState, "26000", "\(error)")
+        }
+        try await connection.execute("ROLLBACK")
+        let after = try await connection.query(prepared: sql, [.intArray([])])
+        XCTAssertEqual(try after.first?.int("n"), 0)
+    }
 }
