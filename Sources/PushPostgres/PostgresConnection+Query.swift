@@ -89,7 +89,8 @@ extension PostgresConnection {
     /// between us and the server (PgBouncer in transaction mode without its
     /// prepared-statement support) can make a name unknown (26000) or already
     /// taken (42P05) on the server session it picks: outside a transaction that
-    /// is repaired once by preparing again under a new name.
+    /// is repaired once by preparing again under a new name; inside one the
+    /// error surfaces (the transaction is aborted) and the next try prepares again.
     private func runPrepared(_ sql: String, _ types: [Oid], _ values: [UnsafePointer<CChar>?],
                              _ lengths: [Int32], _ formats: [Int32]) throws -> PostgresRows {
         guard let conn = handle else { throw PostgresError.closed("connection is closed") }
@@ -109,11 +110,13 @@ extension PostgresConnection {
                     prepared[sql] = name
                 }
                 return try consume(PQexecPrepared(conn, name, count, values, lengths, formats, 0), conn: conn)
-            } catch let error as PostgresError
-                where !repaired && !status.inTransaction && ["26000", "42P05"].contains(error.sqlState ?? "") {
+            } catch let error as PostgresError where ["26000", "42P05"].contains(error.sqlState ?? "") {
+                // Forgotten either way: a transaction the error aborted is retried whole
+                // by its caller (26000 is retriable), and then prepares again.
+                prepared[sql] = nil
+                guard !repaired, !status.inTransaction else { throw error }
                 logger.warning("prepared statement lost by the server session; preparing it again",
                                metadata: ["postgres.error": "\(error)"])
-                prepared[sql] = nil
                 repaired = true
             }
         }

@@ -52,8 +52,10 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         self.line = line
     }
 
-    /// SQLSTATEs that mean "try again, possibly on a new connection".
-    static let retriableStates: Set<String> = ["57P01", "57P02", "57P03", "40001", "40P01", "53300"]
+    /// SQLSTATEs that mean "try again, possibly on a new connection". 26000: a
+    /// prepared statement the server session lost (a pooler); the connection
+    /// forgets it and prepares it again on the next try.
+    static let retriableStates: Set<String> = ["57P01", "57P02", "57P03", "40001", "40P01", "53300", "26000"]
 
     /// Whether repeating the work (on a fresh connection, after a pause) may succeed.
     public var isRetriable: Bool {

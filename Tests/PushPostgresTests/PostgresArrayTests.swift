@@ -158,6 +158,7 @@ final class PostgresPreparedStatementTests: XCTestCase {
             XCTFail("a statement lost inside a transaction must surface")
         } catch let error as PostgresError {
             XCTAssertEqual(error.sqlState, "26000", "\(error)")
+            XCTAssertTrue(error.isRetriable, "the caller retries the transaction, which prepares again")
         }
         try await connection.execute("ROLLBACK")
         let after = try await connection.query(prepared: sql, [.intArray([])])
