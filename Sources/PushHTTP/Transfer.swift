@@ -84,11 +84,20 @@ final class Transfer: @unchecked Sendable {
     /// `scheme://host[:port]`, lower-cased, of `url` (the whole URL lower-cased
     /// if it has no scheme). Lower-cases only that prefix.
     static func hostKey(of url: String) -> String {
-        let utf8 = url.utf8
-        guard let start = utf8.firstRange(of: "://".utf8)?.upperBound else { return url.lowercased() }
-        let end = utf8[start...].firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? utf8.endIndex
-        let prefix = url[..<end]
-        return prefix.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? prefix.lowercased() : String(prefix)
+        // A byte scan: `firstRange(of:)` goes through the generic string-processing
+        // search, which was 2.6 % of a worker's CPU at full rate.
+        var url = url
+        return url.withUTF8 { bytes in
+            let colon = UInt8(ascii: ":"), slash = UInt8(ascii: "/")
+            var i = 0
+            while i + 2 < bytes.count, !(bytes[i] == colon && bytes[i + 1] == slash && bytes[i + 2] == slash) { i += 1 }
+            guard i + 2 < bytes.count else { return String(decoding: bytes, as: UTF8.self).lowercased() }
+            var end = i + 3
+            while end < bytes.count, bytes[end] != slash, bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
+            let prefix = UnsafeBufferPointer(rebasing: bytes[..<end])
+            let text = String(decoding: prefix, as: UTF8.self)
+            return prefix.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? text.lowercased() : text
+        }
     }
 
     /// Sets this request's own options on a handle that carries the client's

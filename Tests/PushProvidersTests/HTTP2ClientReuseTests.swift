@@ -132,5 +132,8 @@ struct HTTP2ClientReuseTests {
         #expect(Transfer.hostKey(of: "HTTPS://Api.Push.Apple.com:443/3/device/ABC") == "https://api.push.apple.com:443")
         #expect(Transfer.hostKey(of: "https://127.0.0.1:8443?x=1") == "https://127.0.0.1:8443")
         #expect(Transfer.hostKey(of: "no-scheme") == "no-scheme")
+        #expect(Transfer.hostKey(of: "HTTPS://H") == "https://h")
+        #expect(Transfer.hostKey(of: "Mailto:X/y") == "mailto:x/y")
+        #expect(Transfer.hostKey(of: "https://h#f/x") == "https://h")
     }
 }
