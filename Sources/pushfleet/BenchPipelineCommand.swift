@@ -50,7 +50,10 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
         if let maxInFlight, maxInFlight <= 0 { throw ValidationError("--max-in-flight must be positive") }
         if let connections, connections <= 0 { throw ValidationError("--connections must be positive") }
-        for p in kafkaProperties where !p.contains("=") { throw ValidationError("--kafka-property \(p): expected KEY=VALUE") }
+        for p in kafkaProperties where p.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first?.isEmpty != false
+            || !p.contains("=") {
+            throw ValidationError("--kafka-property \(p): expected KEY=VALUE")
+        }
     }
 
     func run() async throws {
@@ -81,7 +84,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     static func properties(_ pairs: [String]) -> [String: String] {
         var properties = mockFetchWait
         for pair in pairs {
-            let parts = pair.split(separator: "=", maxSplits: 1)
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             properties[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
         }
         return properties

@@ -84,6 +84,8 @@ struct BenchPipelineRun {
             report.add("partitions", "partitions", Int(partitions))
             report.add("max_in_flight", "worker.max_in_flight", text: maxInFlight.map { "\($0)" } ?? "default")
             report.add("connections", "tls.max_connections_per_host", text: connections.map { "\($0)" } ?? "default")
+            report.add("kafka_properties", "workers' extra librdkafka properties",
+                       text: kafkaProperties.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
             report.add("enqueue_seconds", "enqueue time", enqueueSeconds, "%.2f", unit: "s")
             report.add("seconds_to_final", "time to all final", finalSeconds, "%.2f", unit: "s")
             report.add("offsets_committed", "offsets committed to the end (after SIGTERM)", text: committed ? "yes" : "NO")
