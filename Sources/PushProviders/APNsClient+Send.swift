@@ -39,12 +39,9 @@ extension APNsClient {
             guardian.release()
             throw error
         }
-        // One allocation for the headers: the request's, minus any
-        // authorization, plus ours.
-        var headers: [(name: String, value: String)] = []
-        headers.reserveCapacity(request.headers.count + 1)
-        for header in request.headers where !ProviderHeaders.isNamed(header.name, "authorization") { headers.append(header) }
-        if let authorization = credential?.authorization { headers.append((name: "authorization", value: authorization)) }
+        let headers = ProviderHeaders.replacing(
+            in: request.headers, dropping: "authorization",
+            adding: credential.map { (name: "authorization", value: $0.authorization) })
         return (HTTPRequest(method: "POST", url: url, headers: headers, body: request.body), credential?.token)
     }
 

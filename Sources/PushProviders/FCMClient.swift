@@ -111,14 +111,9 @@ public final class FCMClient: Sendable {
     /// ours, in one allocation (out of line: it keeps the async frame small).
     @inline(never)
     private func httpRequest(_ request: ProviderRequest, token: String) -> HTTPRequest {
-        var headers: [(name: String, value: String)] = []
-        headers.reserveCapacity(request.headers.count + 2)
-        for header in request.headers
-        where !ProviderHeaders.isNamed(header.name, "authorization") && !ProviderHeaders.isNamed(header.name, "content-type") {
-            headers.append(header)
-        }
-        headers.append((name: "authorization", value: "Bearer \(token)"))
-        headers.append((name: "content-type", value: "application/json; charset=utf-8"))
+        let headers = ProviderHeaders.replacing(
+            in: request.headers, dropping: "authorization", "content-type",
+            adding: (name: "authorization", value: "Bearer \(token)"), (name: "content-type", value: "application/json; charset=utf-8"))
         return HTTPRequest(method: "POST", url: baseURL + request.path, headers: headers, body: request.body)
     }
 }

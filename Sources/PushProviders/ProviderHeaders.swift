@@ -8,4 +8,23 @@ enum ProviderHeaders {
             (a >= UInt8(ascii: "A") && a <= UInt8(ascii: "Z") ? a | 0x20 : a) == b
         }
     }
+
+    typealias Header = (name: String, value: String)
+
+    /// `headers` without those named `dropped` or `alsoDropped`
+    /// (case-insensitive), then `added` and `alsoAdded`, in one allocation:
+    /// how a client puts its own authorization (and content type) on a
+    /// translated request. Fixed arity, so the hot path builds no arrays of
+    /// names or additions.
+    static func replacing(in headers: [Header], dropping dropped: StaticString, _ alsoDropped: StaticString? = nil,
+                          adding added: Header?, _ alsoAdded: Header? = nil) -> [Header] {
+        var out: [Header] = []
+        out.reserveCapacity(headers.count + 2)
+        for header in headers where !isNamed(header.name, dropped) && !(alsoDropped.map { isNamed(header.name, $0) } ?? false) {
+            out.append(header)
+        }
+        if let added { out.append(added) }
+        if let alsoAdded { out.append(alsoAdded) }
+        return out
+    }
 }
