@@ -67,7 +67,6 @@ extension CurlEngine {
             } catch {
                 easy.needsFullReset = true
                 recycle(easy)
-                transfer.releaseCMemory()
                 throw error
             }
         } catch {
@@ -77,7 +76,6 @@ extension CurlEngine {
         let code = multi.add(easy)
         guard code == CURLM_OK else {
             recycle(easy)
-            transfer.releaseCMemory()
             transfer.releaseFromCurl()
             return HTTPError.multi(code: code.rawValue, "curl_multi_add_handle")
         }
@@ -139,7 +137,6 @@ extension CurlEngine {
         multi.remove(easy)
         recycle(easy)
         transfer.easy = nil
-        transfer.releaseCMemory()
         transfer.releaseFromCurl()
         record(transfer, result, newConnections: newConnections)
         if let next = admission.release(transfer.hostKey) { start(next, into: &completions) }
@@ -189,7 +186,6 @@ extension CurlEngine {
             multi.remove(easy)
             recycle(easy)
             transfer.easy = nil
-            transfer.releaseCMemory()
             transfer.releaseFromCurl()
             record(transfer, .failure(error), newConnections: 0)
             failed.append((transfer, error))

@@ -4,7 +4,7 @@ import CShims
 /// One request in flight: its continuation, the response being collected,
 /// and the C memory curl points into (header list, body copy). That memory
 /// exists only while curl has the transfer: it is made when the transfer is
-/// admitted to curl and freed as soon as curl lets go (`releaseCMemory()`),
+/// admitted to curl and freed as soon as curl lets go (`releaseFromCurl()`),
 /// so the many requests that wait for a stream, or whose caller has not yet
 /// run, hold none of it.
 final class Transfer: @unchecked Sendable {
@@ -68,8 +68,11 @@ final class Transfer: @unchecked Sendable {
         return reference.toOpaque()
     }
 
-    /// Balances `retainForCurl()`; safe to call more than once.
+    /// Curl has let go of the transfer (removed from the multi handle, or
+    /// never added): frees its C memory and balances `retainForCurl()`.
+    /// Safe to call more than once.
     func releaseFromCurl() {
+        releaseCMemory()
         curlReference?.release()
         curlReference = nil
     }
@@ -130,7 +133,7 @@ final class Transfer: @unchecked Sendable {
                 return
             }
         }
-        // POSTFIELDS points at `bodyBuffer`, which lives until `releaseCMemory()`.
+        // POSTFIELDS points at `bodyBuffer`, which lives until `releaseFromCurl()`.
         bodyBuffer?.deallocate()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, request.body.count), alignment: 1)
         if !request.body.isEmpty { buffer.copyBytes(from: request.body) }
