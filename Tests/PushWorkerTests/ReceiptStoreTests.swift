@@ -119,4 +119,44 @@ final class ReceiptStoreTests: XCTestCase {
         XCTAssertEqual(counts["da"], "300")
         await pool.close()
     }
+
+    /// One outcome statement mixing rows with and without earlier receipts: the
+    /// per-statement merge (migration 0004) gives each row exactly what the
+    /// per-row trigger gave it.
+    func testEarlyReceiptsMergeIntoAMixedOutcomeBatch() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        let outcomes = OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger)
+        let key = { (token: String) in DeliveryKey(notificationID: UUID(), token: token, createdAt: self.created) }
+        let both = key("tok-both"), openedOnly = key("tok-opened"), retrying = key("tok-retrying")
+        let failed = key("tok-failed"), none = (0..<20).map { key("tok-none-\($0)") }
+        try await ReceiptStore(pool: pool).apply([
+            receipt(both, .delivered, after: 2), receipt(both, .opened, after: 5), receipt(openedOnly, .opened, after: 4),
+            receipt(retrying, .delivered, after: 6), receipt(failed, .delivered, after: 7),
+        ])
+        let accepted = [both, openedOnly] + none
+        try await outcomes.write(BatchOutcome(deliveries: accepted.map { record($0, .accepted, acceptedAt: created) }
+            + [record(retrying, .retrying), record(failed, .invalidToken)]))
+
+        var s = try await state(db, both)
+        XCTAssertEqual(s.status, "opened")
+        XCTAssertEqual(s.delivered, created.addingTimeInterval(2))
+        XCTAssertEqual(s.opened, created.addingTimeInterval(5))
+        s = try await state(db, openedOnly)
+        XCTAssertEqual(s.status, "opened")
+        XCTAssertEqual(s.delivered, created.addingTimeInterval(4), "an open implies a delivery")
+        s = try await state(db, retrying)
+        XCTAssertEqual(s.status, "delivered")
+        s = try await state(db, failed)
+        XCTAssertEqual(s.status, "invalid_token", "a failure status keeps only the time")
+        XCTAssertEqual(s.delivered, created.addingTimeInterval(7))
+        let final = try await db.row(
+            "SELECT final_at FROM deliveries WHERE notification_id = '\(retrying.notificationID.uuidString)'::uuid")
+        XCTAssertNotNil(final["final_at"], "a delivered row is final (its receipt time when never accepted)")
+        let untouched = try await db.row(
+            "SELECT count(*) FILTER (WHERE status = 'accepted' AND delivered_at IS NULL AND opened_at IS NULL) AS n "
+                + "FROM deliveries WHERE token LIKE 'tok-none-%'")
+        XCTAssertEqual(untouched["n"], "20")
+        await pool.close()
+    }
 }

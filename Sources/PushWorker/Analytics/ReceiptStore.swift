@@ -6,8 +6,8 @@ import PushPostgres
 /// three batched statements, idempotent.
 ///
 /// Every receipt is kept in `delivery_receipts` (so one that overtakes the
-/// provider outcome is picked up by the `deliveries` insert trigger of
-/// migration 0002), and `delivered_at`/`opened_at` of the matching delivery
+/// provider outcome is picked up by the `deliveries` insert triggers of
+/// migrations 0002 and 0004), and `delivered_at`/`opened_at` of the matching delivery
 /// rows are set to the earliest reported time. The same trigger moves the
 /// status forward (never backwards, never off a failure status).
 public struct ReceiptStore: Sendable {
@@ -34,7 +34,7 @@ public struct ReceiptStore: Sendable {
 
     /// The batch's statements, on a connection already in a transaction.
     public static func apply(_ receipts: [Receipt], on tx: PostgresConnection) async throws -> Applied {
-        // Exclusive against delivery inserts (their trigger takes it shared): see 0002.
+        // Exclusive against delivery inserts (their statement trigger takes it shared): see 0002 and 0004.
         try await tx.query("SELECT pg_advisory_xact_lock(pushfleet_receipts_lock_key())")
         let binds: [PostgresValue] = [
             .uuidArray(receipts.map(\.notificationID)),
