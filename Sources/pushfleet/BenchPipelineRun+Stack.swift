@@ -115,10 +115,19 @@ extension BenchPipelineRun {
         return false
     }
 
-    /// Final count and latencies of this run's accepted deliveries: enqueue→accepted,
-    /// and its two parts, enqueue→first send (Kafka, polling, ledger check) and
-    /// first send→accepted (the provider request).
-    func readDeliveries() async throws -> (final: Int, latency: BenchLatency, pickup: BenchLatency, send: BenchLatency) {
+    /// What PostgreSQL holds about this run's deliveries.
+    struct DeliveryFigures {
+        var final = 0
+        /// enqueue→accepted, and its two parts: enqueue→first send (Kafka,
+        /// polling, ledger check) and first send→accepted (the provider request).
+        var latency = BenchLatency(), pickup = BenchLatency(), send = BenchLatency()
+        /// The earliest first attempt and the latest final outcome (seconds
+        /// since 1970, the workers' clock, which is this machine's).
+        var firstSend: Double?, lastFinal: Double?
+    }
+
+    /// Final count, latencies and the span from the first send to the last final outcome.
+    func readDeliveries() async throws -> DeliveryFigures {
         let connection = try await PostgresConnection.connect(url: databaseURL, logger: logger)
         defer { connection.close() }
         let rows = try await connection.query(
@@ -128,14 +137,23 @@ extension BenchPipelineRun {
                    (extract(epoch FROM accepted_at - first_attempt_at) * 1000000)::bigint AS send_us
             FROM deliveries WHERE app = $1 AND accepted_at IS NOT NULL AND enqueued_at IS NOT NULL
             """, [.text(app)])
-        var latency = BenchLatency(), pickup = BenchLatency(), send = BenchLatency()
+        var figures = DeliveryFigures()
         for row in rows.rows {
-            if let us = row["us"].flatMap({ Int64($0) }) { latency.record(microseconds: us) }
-            if let us = row["pickup_us"].flatMap({ Int64($0) }) { pickup.record(microseconds: us) }
-            if let us = row["send_us"].flatMap({ Int64($0) }) { send.record(microseconds: us) }
+            if let us = row["us"].flatMap({ Int64($0) }) { figures.latency.record(microseconds: us) }
+            if let us = row["pickup_us"].flatMap({ Int64($0) }) { figures.pickup.record(microseconds: us) }
+            if let us = row["send_us"].flatMap({ Int64($0) }) { figures.send.record(microseconds: us) }
         }
-        let final = try await connection.query(
-            "SELECT count(*) AS n FROM deliveries WHERE app = $1 AND status NOT IN ('pending', 'retrying')", [.text(app)])
-        return (final.rows.first?.count("n") ?? 0, latency, pickup, send)
+        let summary = try await connection.query(
+            """
+            SELECT count(*) FILTER (WHERE status NOT IN ('pending', 'retrying')) AS n,
+                   extract(epoch FROM min(first_attempt_at))::text AS first_send,
+                   extract(epoch FROM max(final_at))::text AS last_final
+            FROM deliveries WHERE app = $1
+            """, [.text(app)])
+        let row = summary.rows.first
+        figures.final = row?.count("n") ?? 0
+        figures.firstSend = row?["first_send"].flatMap { Double($0) }
+        figures.lastFinal = row?["last_final"].flatMap { Double($0) }
+        return figures
     }
 }
