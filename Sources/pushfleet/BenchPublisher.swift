@@ -52,6 +52,12 @@ struct BenchPublisher: Sendable {
     }
 
     func message(_ i: Int, createdAt: Date) -> (key: [UInt8], value: [UInt8]) {
+        Self.message(i, app: app, createdAt: createdAt)
+    }
+
+    /// Notification i as the pipeline bench publishes it: key and intake JSON
+    /// (also what `bench core` and `bench send` decode).
+    static func message(_ i: Int, app: String, createdAt: Date) -> (key: [UInt8], value: [UInt8]) {
         var rng = SplitMix64(seed: UInt64(i) &* 0x9E37_79B9 &+ 17)
         let token = (0..<4).map { _ in String(format: "%016llx", rng.next()) }.joined()
         let n = PushNotification(

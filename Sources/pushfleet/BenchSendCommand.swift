@@ -72,6 +72,7 @@ struct BenchSendCommand: AsyncParsableCommand {
             say("sink https://127.0.0.1:\(sink.port) (pid \(sink.process.processIdentifier), fast mode); body \(setup.bodyBytes) bytes; \(platform), \(connections) connections × \(streams) streams")
 
             let translateNanoseconds = try sender.translationCost(count: min(notifications, 100_000))
+            let decodeNanoseconds = try BenchCore().decodeCost(count: min(notifications, 100_000))
             // Warm-up: connections, TLS, provider token; not measured.
             _ = await BenchLoad.run(count: min(notifications, max(1000, concurrency * 4)), concurrency: concurrency, send: { try await sender.send($0) })
             let cpu0 = BenchUsage.selfCPUSeconds(), sink0 = sink.cpuSeconds()
@@ -96,6 +97,7 @@ struct BenchSendCommand: AsyncParsableCommand {
             report.add("cpu_seconds_per_100k", "our CPU per 100k", (cpu1 - cpu0) * 100_000 / Double(notifications), "%.3f", unit: "s")
             report.add("cpu_cores", "our CPU (cores busy)", (cpu1 - cpu0) / result.seconds, "%.2f")
             report.add("translate_ns", "translation alone (PushCore, per request)", translateNanoseconds, "%.0f", unit: "ns")
+            report.add("decode_ns", "intake decode alone (PushCore, per message)", decodeNanoseconds, "%.0f", unit: "ns")
             report.add("peak_rss_mb", "our peak RSS (VmHWM)", megabytes(BenchUsage.peakRSSBytes()), "%.1f", unit: "MB")
             report.add("sink_cpu_seconds", "sink CPU", sink1 - sink0, "%.3f", unit: "s")
             report.add("sink_cpu_cores", "sink CPU (cores busy)", (sink1 - sink0) / result.seconds, "%.2f")
