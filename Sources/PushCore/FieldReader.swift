@@ -1,36 +1,79 @@
 import Foundation
 
 /// Reads typed fields from a JSON object, collecting issues instead of throwing.
+///
+/// Every intake message goes through here, so the hot path stays cheap: the
+/// object's members are scanned in place (no per-field copies of the tree),
+/// and the path prefix of a nested reader is only spelled out when an issue
+/// needs it.
 struct FieldReader {
     let json: JSONValue
-    let prefix: String
+    /// The object's members; empty when `json` is not an object.
+    private let members: [(key: String, value: JSONValue)]
+    /// The parent's prefix, this reader's field and array index: the prefix
+    /// is `"\(parentPrefix)\(field)[\(index)]."`.
+    private let parentPrefix: String
+    private let field: String?
+    private let index: Int?
     var issues: [ValidationIssue] = []
 
     init(json: JSONValue, prefix: String = "") {
+        self.init(json: json, parentPrefix: prefix, field: nil, index: nil)
+    }
+
+    private init(json: JSONValue, parentPrefix: String, field: String?, index: Int?) {
         self.json = json
-        self.prefix = prefix
+        if case .object(let members) = json { self.members = members } else { self.members = [] }
+        self.parentPrefix = parentPrefix
+        self.field = field
+        self.index = index
+    }
+
+    /// The path prefix of this reader's issues, e.g. `alert.` or `recipients[2].`.
+    var prefix: String {
+        guard let field else { return parentPrefix }
+        guard let index else { return parentPrefix + field + "." }
+        return "\(parentPrefix)\(field)[\(index)]."
     }
 
     /// A reader for the object at `field`, whose issues carry `field.` as prefix.
     func nested(_ field: String, _ value: JSONValue) -> FieldReader {
-        FieldReader(json: value, prefix: "\(prefix)\(field).")
+        FieldReader(json: value, parentPrefix: prefix, field: field, index: nil)
+    }
+
+    /// A reader for the object at `field[index]`, whose issues carry `field[index].` as prefix.
+    func nested(_ field: String, index: Int, _ value: JSONValue) -> FieldReader {
+        FieldReader(json: value, parentPrefix: prefix, field: field, index: index)
     }
 
     mutating func fail(_ field: String, _ reason: String) {
         issues.append(ValidationIssue(path: prefix + field, reason: reason))
     }
 
+    /// Keys are compared by length first: most keys differ in length, which
+    /// is far cheaper to see than a full string comparison.
+    static func sameKey(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && a == b
+    }
+
+    /// The member `field`, null or not.
+    private func member(_ field: String) -> JSONValue? {
+        for member in members where FieldReader.sameKey(member.key, field) { return member.value }
+        return nil
+    }
+
     func has(_ field: String) -> Bool {
-        if let v = json[field], v != .null { return true }
-        return false
+        guard let v = member(field) else { return false }
+        if case .null = v { return false }
+        return true
     }
 
     mutating func value(_ field: String, required: Bool) -> JSONValue? {
-        guard let v = json[field], v != .null else {
-            if required { fail(field, "is required") }
-            return nil
+        if let v = member(field) {
+            if case .null = v {} else { return v }
         }
-        return v
+        if required { fail(field, "is required") }
+        return nil
     }
 
     mutating func string(_ field: String, required: Bool = false) -> String? {
@@ -99,7 +142,7 @@ struct FieldReader {
 
     mutating func uuid(_ field: String, required: Bool) -> UUID? {
         guard let s = string(field, required: required) else { return nil }
-        guard let u = UUID(uuidString: s) else { fail(field, "is not a UUID (\"\(s.prefix(40))\")"); return nil }
+        guard let u = FieldReader.parseUUID(s) else { fail(field, "is not a UUID (\"\(s.prefix(40))\")"); return nil }
         return u
     }
 
@@ -118,10 +161,50 @@ struct FieldReader {
         return s
     }
 
-    mutating func rejectUnknown(allowed: Set<String>) {
-        guard case .object(let members) = json else { return }
-        for member in members where !allowed.contains(member.key) {
+    /// Reports every member not named in `allowed` (a short list, scanned:
+    /// cheaper than hashing every key of every message into a set).
+    mutating func rejectUnknown(allowed: [String]) {
+        for member in members where !allowed.contains(where: { FieldReader.sameKey($0, member.key) }) {
             fail(member.key, "unknown field")
+        }
+    }
+}
+
+extension FieldReader {
+    /// `UUID(uuidString:)`, without its C `sscanf` for the canonical form
+    /// (`8-4-4-4-12` hexadecimal digits, either case), which every producer
+    /// writes; anything else still goes to Foundation, so exactly the same
+    /// strings are accepted.
+    static func parseUUID(_ string: String) -> UUID? {
+        var string = string
+        let parsed: uuid_t? = string.withUTF8 { utf8 in
+            guard utf8.count == 36 else { return nil }
+            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            let complete = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+                var i = 0
+                for byteIndex in 0..<16 {
+                    if i == 8 || i == 13 || i == 18 || i == 23 {
+                        guard utf8[i] == UInt8(ascii: "-") else { return false }
+                        i += 1
+                    }
+                    guard let high = hexDigit(utf8[i]), let low = hexDigit(utf8[i + 1]) else { return false }
+                    out[byteIndex] = high << 4 | low
+                    i += 2
+                }
+                return true
+            }
+            return complete ? bytes : nil
+        }
+        if let parsed { return UUID(uuid: parsed) }
+        return UUID(uuidString: string)
+    }
+
+    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
         }
     }
 }

@@ -1,13 +1,24 @@
 /// A small strict JSON parser (RFC 8259) over bytes. It keeps object key
 /// order, rejects trailing garbage and bounds nesting depth, so hostile input
 /// gets a specific error instead of a crash or a stack overflow.
+///
+/// It reads the bytes in place (`parse(_:)` lends it the array's buffer for
+/// the one call), so no byte access pays for an array bounds check or a copy.
 struct JSONParser {
-    private let bytes: [UInt8]
+    private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
     private var depth = 0
     static let maxDepth = 64
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    /// Parses one JSON document from `bytes`.
+    static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
+        try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
+            var parser = JSONParser(buffer)
+            return try parser.parseDocument()
+        }
+    }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
         skipWhitespace()
@@ -78,7 +89,7 @@ struct JSONParser {
             index += 1
             skipWhitespace()
             let value = try parseValue()
-            if members.contains(where: { $0.key == key }) { throw error("duplicate key \"\(key)\"") }
+            if members.contains(where: { FieldReader.sameKey($0.key, key) }) { throw error("duplicate key \"\(key)\"") }
             members.append((key, value))
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input in object") }
@@ -116,7 +127,7 @@ struct JSONParser {
         while index < bytes.count {
             let b = bytes[index]
             if b == UInt8(ascii: "\"") {
-                let s = String(decoding: bytes[start..<index], as: UTF8.self)
+                let s = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
                 index += 1
                 return s
             }
@@ -215,7 +226,7 @@ struct JSONParser {
             while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
             guard index > digitsStart else { throw error("invalid number") }
         }
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         if isInteger, let i = Int64(text) { return .int(i) }
         guard let d = Double(text) else { throw error("invalid number") }
         return .double(d)

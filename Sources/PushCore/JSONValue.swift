@@ -117,8 +117,7 @@ public enum JSONValue: Sendable, Equatable {
 
     /// Parses JSON bytes (objects keep their key order). See `JSONParser`.
     public static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(bytes)
-        return try parser.parseDocument()
+        try JSONParser.parse(bytes)
     }
 }
 

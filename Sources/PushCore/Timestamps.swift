@@ -11,7 +11,12 @@ public enum Timestamps {
     /// Parses an RFC 3339 internet date-time (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`),
     /// keeping microseconds; finer digits are rounded.
     public static func parse(_ string: String) -> Date? {
-        let b = Array(string.utf8)
+        var string = string
+        return string.withUTF8 { parse(utf8: $0) }
+    }
+
+    /// `parse(_:)` on the string's bytes, read in place.
+    private static func parse(utf8 b: UnsafeBufferPointer<UInt8>) -> Date? {
         func digits(_ at: Int, _ count: Int) -> Int? {
             guard at + count <= b.count else { return nil }
             var v = 0

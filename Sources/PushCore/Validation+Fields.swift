@@ -9,6 +9,22 @@ struct RecipientSet {
 }
 
 extension FieldReader {
+    static let tokenRecipientFields = ["token", "platform"]
+    static let userRecipientFields = ["user_id"]
+    static let topicRecipientFields = ["topic"]
+    static let conditionRecipientFields = ["condition"]
+    static let alertFields = [
+        "title", "body", "subtitle", "title_loc_key", "title_loc_args", "subtitle_loc_key", "subtitle_loc_args",
+        "body_loc_key", "body_loc_args", "launch_image",
+    ]
+    /// Each `*_loc_args` needs its `*_loc_key`.
+    static let alertLocArgsKeys = [
+        ("title_loc_args", "title_loc_key"), ("subtitle_loc_args", "subtitle_loc_key"), ("body_loc_args", "body_loc_key"),
+    ]
+    static let soundFields = ["name", "critical", "volume"]
+    /// The ways to name a recipient, in the order issues list them.
+    static let recipientForms = ["token", "user_id", "topic", "condition"]
+
     /// `recipients`: device tokens, user ids, FCM topics or conditions.
     /// Duplicates are dropped so nobody gets the same notification twice.
     mutating func recipients() -> RecipientSet? {
@@ -20,55 +36,61 @@ extension FieldReader {
         }
         var result = RecipientSet()
         var seenTokens = Set<Recipient>(), seenUsers = Set<String>(), seenFCM = Set<FCMTarget>()
+        // A single recipient (the common case) cannot repeat: no hashing of its token.
+        let single = items.count == 1
         for (i, item) in items.enumerated() {
             guard case .object = item else { fail("recipients[\(i)]", "must be an object"); continue }
-            var sub = nested("recipients[\(i)]", item)
-            let forms = ["token", "user_id", "topic", "condition"].filter { sub.has($0) }
-            if forms.isEmpty && sub.has("platform") {
+            var sub = nested("recipients", index: i, item)
+            var form: String?, formCount = 0
+            for name in Self.recipientForms where sub.has(name) {
+                formCount += 1
+                if form == nil { form = name }
+            }
+            if formCount == 0 && sub.has("platform") {
                 fail("recipients[\(i)].token", "is required")
                 continue
             }
-            guard forms.count == 1 else {
-                fail("recipients[\(i)]", forms.isEmpty
+            guard formCount == 1, let form else {
+                fail("recipients[\(i)]", formCount == 0
                      ? "needs one of token (with platform), user_id, topic or condition"
-                     : "give only one of \(forms.joined(separator: ", "))")
+                     : "give only one of \(Self.recipientForms.filter { sub.has($0) }.joined(separator: ", "))")
                 continue
             }
-            switch forms[0] {
+            switch form {
             case "token":
                 let token = sub.nonEmptyString("token")
                 let platform = sub.oneOf("platform", Platform.self)
                 if !sub.has("platform") { sub.fail("platform", "is required") }
-                sub.rejectUnknown(allowed: ["token", "platform"])
+                sub.rejectUnknown(allowed: Self.tokenRecipientFields)
                 if let token, let platform {
                     let r = Recipient(token: token, platform: platform)
-                    if seenTokens.insert(r).inserted { result.tokens.append(r) }
+                    if single || seenTokens.insert(r).inserted { result.tokens.append(r) }
                 }
             case "user_id":
-                sub.rejectUnknown(allowed: ["user_id"])
-                if let user = sub.nonEmptyString("user_id", maxBytes: 255), seenUsers.insert(user).inserted {
+                sub.rejectUnknown(allowed: Self.userRecipientFields)
+                if let user = sub.nonEmptyString("user_id", maxBytes: 255), single || seenUsers.insert(user).inserted {
                     result.userIDs.append(user)
                 }
             case "topic":
-                sub.rejectUnknown(allowed: ["topic"])
+                sub.rejectUnknown(allowed: Self.topicRecipientFields)
                 if let topic = sub.nonEmptyString("topic") {
                     if topic.hasPrefix("/topics/") {
                         sub.fail("topic", "give the bare topic name, without the /topics/ prefix")
                     } else if !FCMTranslator.isValidTopicName(topic) {
                         sub.fail("topic", "must match [a-zA-Z0-9-_.~%]+")
-                    } else if seenFCM.insert(.topic(topic)).inserted {
+                    } else if single || seenFCM.insert(.topic(topic)).inserted {
                         result.fcm.append(.topic(topic))
                     }
                 }
             default:
-                sub.rejectUnknown(allowed: ["condition"])
+                sub.rejectUnknown(allowed: Self.conditionRecipientFields)
                 if let condition = sub.nonEmptyString("condition", maxBytes: 1024) {
                     let topics = FCMTranslator.conditionTopicCount(condition)
                     if topics == 0 {
                         sub.fail("condition", "must name at least one topic ('name' in topics)")
                     } else if topics > IntakeLimits.maxConditionTopics {
                         sub.fail("condition", "FCM allows at most \(IntakeLimits.maxConditionTopics) topics in a condition (got \(topics))")
-                    } else if seenFCM.insert(.condition(condition)).inserted {
+                    } else if single || seenFCM.insert(.condition(condition)).inserted {
                         result.fcm.append(.condition(condition))
                     }
                 }
@@ -88,14 +110,10 @@ extension FieldReader {
             subtitleLocKey: sub.nonEmptyString("subtitle_loc_key"), subtitleLocArgs: sub.stringArray("subtitle_loc_args"),
             bodyLocKey: sub.nonEmptyString("body_loc_key"), bodyLocArgs: sub.stringArray("body_loc_args"),
             launchImage: sub.nonEmptyString("launch_image"))
-        for (args, key) in [("title_loc_args", "title_loc_key"), ("subtitle_loc_args", "subtitle_loc_key"), ("body_loc_args", "body_loc_key")]
-            where sub.has(args) && !sub.has(key) {
+        for (args, key) in Self.alertLocArgsKeys where sub.has(args) && !sub.has(key) {
             sub.fail(args, "needs \(key)")
         }
-        sub.rejectUnknown(allowed: [
-            "title", "body", "subtitle", "title_loc_key", "title_loc_args", "subtitle_loc_key", "subtitle_loc_args",
-            "body_loc_key", "body_loc_args", "launch_image",
-        ])
+        sub.rejectUnknown(allowed: Self.alertFields)
         issues += sub.issues
         return alert
     }
@@ -112,7 +130,7 @@ extension FieldReader {
             let name = sub.nonEmptyString("name", required: true)
             let critical = sub.bool("critical") ?? false
             let volume = sub.double("volume", in: 0...1)
-            sub.rejectUnknown(allowed: ["name", "critical", "volume"])
+            sub.rejectUnknown(allowed: Self.soundFields)
             issues += sub.issues
             guard let name else { return nil }
             return PushNotification.Sound(name: name, critical: critical, volume: volume)

@@ -1,6 +1,9 @@
 import Foundation
 
 extension FieldReader {
+    static let apnsOverrideFields = ["push_type", "topic", "aps", "headers"]
+    static let fcmOverrideFields = ["android", "webpush", "apns", "fcm_options"]
+
     /// `apns`: `{push_type, topic, aps, headers}`.
     mutating func apnsOverrides() -> APNsOverrides {
         guard let json = object("apns") else { return APNsOverrides() }
@@ -30,7 +33,7 @@ extension FieldReader {
             }
             result.headers.append((lower, value))
         }
-        sub.rejectUnknown(allowed: ["push_type", "topic", "aps", "headers"])
+        sub.rejectUnknown(allowed: Self.apnsOverrideFields)
         issues += sub.issues
         return result
     }
@@ -75,7 +78,7 @@ extension FieldReader {
             sub.issues += o.issues
             result.fcmOptions = options.objectMembers ?? []
         }
-        sub.rejectUnknown(allowed: ["android", "webpush", "apns", "fcm_options"])
+        sub.rejectUnknown(allowed: Self.fcmOverrideFields)
         issues += sub.issues
         return result
     }

@@ -53,7 +53,7 @@ public enum IntakeLimits {
 
 extension PushNotification {
     /// Every field the envelope knows; anything else is reported as unknown.
-    static let envelopeFields: Set<String> = [
+    static let envelopeFields = [
         "schema_version", "id", "app", "created_at", "expires_at", "ttl_seconds", "priority",
         "collapse_key", "recipients", "alert", "badge", "sound", "category", "thread_id", "content_available",
         "mutable_content", "interruption_level", "relevance_score", "target_content_id", "image_url", "data",
