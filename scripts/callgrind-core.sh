@@ -16,7 +16,7 @@ SCRATCH=${1:-.build}
 COUNT=${2:-2000}
 OUT=${OUT:-/tmp/pushfleet-callgrind}
 mkdir -p "$OUT"
-swift build -c release --product pushfleet --scratch-path "$SCRATCH" >/dev/null
+swift build -c release --target PushCore --scratch-path "$SCRATCH" >/dev/null
 cat >"$OUT/main.swift" <<'SWIFT'
 import Foundation
 import PushCore

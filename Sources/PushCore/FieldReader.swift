@@ -10,6 +10,9 @@ struct FieldReader {
     let json: JSONValue
     /// The object's members; empty when `json` is not an object.
     private let members: [(key: String, value: JSONValue)]
+    /// Bit n is set when some key is n bytes long (63: 63 or longer): most
+    /// absent fields are known absent without scanning the members.
+    private let keyLengths: UInt64
     /// The parent's prefix, this reader's field and array index: the prefix
     /// is `"\(parentPrefix)\(field)[\(index)]."`.
     private let parentPrefix: String
@@ -24,6 +27,9 @@ struct FieldReader {
     private init(json: JSONValue, parentPrefix: String, field: String?, index: Int?) {
         self.json = json
         if case .object(let members) = json { self.members = members } else { self.members = [] }
+        var keyLengths: UInt64 = 0
+        for i in members.indices { keyLengths |= FieldReader.lengthBit(members[i].key) }
+        self.keyLengths = keyLengths
         self.parentPrefix = parentPrefix
         self.field = field
         self.index = index
@@ -56,9 +62,15 @@ struct FieldReader {
         a.utf8.count == b.utf8.count && a == b
     }
 
+    private static func lengthBit(_ key: String) -> UInt64 {
+        1 << UInt64(min(key.utf8.count, 63))
+    }
+
     /// The member `field`, null or not.
     private func member(_ field: String) -> JSONValue? {
-        for member in members where FieldReader.sameKey(member.key, field) { return member.value }
+        guard keyLengths & FieldReader.lengthBit(field) != 0 else { return nil }
+        // By index: no copy (retain and release) of every member passed over.
+        for i in members.indices where FieldReader.sameKey(members[i].key, field) { return members[i].value }
         return nil
     }
 

@@ -80,6 +80,7 @@ struct JSONParser {
             index += 1
             return .object(members)
         }
+        members.reserveCapacity(4)  // grows 4, 8, 16 instead of 1, 2, 4, 8, 16
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
