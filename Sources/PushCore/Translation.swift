@@ -68,9 +68,12 @@ public enum DeliveryIdentity {
                 b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
             }
         }
-        for byte in token.utf8 {
-            a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-            b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        var token = token
+        token.withUTF8 { utf8 in
+            for byte in utf8 {
+                a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+                b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            }
         }
         a = avalanche(a)
         b = avalanche(b)
