@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# `make bench`: builds pushfleet in release mode and runs both benchmark modes.
+# `make bench`: builds pushfleet in release mode and runs the three benchmark modes.
 #
 #   bench send      N notifications through the APNs client at the simulator's
 #                   fast sink, then h2load against the same sink (same -c/-m/body)
+#   bench core      PushCore alone: intake decode and APNs translation per
+#                   message, on one thread, no servers
 #   bench pipeline  N notifications enqueued into the mock Kafka cluster first,
 #                   then W worker processes, until every one is final in a
 #                   throwaway PostgreSQL and the offsets are committed
@@ -25,6 +27,9 @@ stamp="$(date -u +%Y%m%dT%H%M%SZ)"
 "$bin" bench send --notifications "$n" \
     --connections "${BENCH_CONNECTIONS:-2}" --concurrency "${BENCH_CONCURRENCY:-100}" \
     --compare-h2load --json "$out/send-$stamp.json"
+echo
+# PushCore alone (intake decode, APNs translation), no servers.
+"$bin" bench core --json "$out/core-$stamp.json"
 echo
 bash scripts/with-postgres.sh "$bin" bench pipeline --notifications "$n" \
     --workers "${BENCH_WORKERS:-1}" --json "$out/pipeline-$stamp.json"
