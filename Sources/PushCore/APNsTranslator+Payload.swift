@@ -23,20 +23,15 @@ extension APNsTranslator {
         let apsStart = out.count
         out.append(contentsOf: #""aps":{"#.utf8)
         var aps = ObjectWriter()
-        if let alert = n.alert, !alert.isEmpty {
-            aps.key("alert", into: &out)
-            writeAlert(alert, into: &out)
+        forEachApsMember(of: n, type: type) { key, member in
+            switch member {
+            case .alert(let alert):
+                aps.key(key, into: &out)
+                writeAlert(alert, into: &out)
+            case .value(let value):
+                aps.member(key, value, into: &out)
+            }
         }
-        if let badge = n.badge { aps.member("badge", .int(Int64(badge)), into: &out) }
-        if let sound = n.sound { aps.member("sound", soundValue(sound), into: &out) }
-        if let threadID = n.threadID { aps.member("thread-id", .string(threadID), into: &out) }
-        if let category = n.category { aps.member("category", .string(category), into: &out) }
-        if n.contentAvailable { aps.member("content-available", .int(1), into: &out) }
-        if n.mutableContent { aps.member("mutable-content", .int(1), into: &out) }
-        if let target = n.targetContentID { aps.member("target-content-id", .string(target), into: &out) }
-        if let level = n.interruptionLevel { aps.member("interruption-level", .string(level.rawValue), into: &out) }
-        if let score = n.relevanceScore { aps.member("relevance-score", .double(score), into: &out) }
-        if type == .widgets { aps.member("content-changed", .bool(true), into: &out) }
         var payload = ObjectWriter()
         if aps.isEmpty && type == .mdm {
             out.removeSubrange(apsStart...)
@@ -68,29 +63,20 @@ extension APNsTranslator {
     private static func writeAlert(_ alert: PushNotification.Alert, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "{"))
         var fields = ObjectWriter()
-        func add(_ key: String, _ value: String?) {
-            if let value { fields.member(key, .string(value), into: &out) }
-        }
-        func add(_ key: String, _ values: [String]?) {
-            guard let values else { return }
+        forEachAlertField(of: alert) { key, field in
             fields.key(key, into: &out)
-            out.append(UInt8(ascii: "["))
-            for (i, value) in values.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
+            switch field {
+            case .string(let value):
                 JSONValue.writeString(value, into: &out)
+            case .strings(let values):
+                out.append(UInt8(ascii: "["))
+                for (i, value) in values.enumerated() {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    JSONValue.writeString(value, into: &out)
+                }
+                out.append(UInt8(ascii: "]"))
             }
-            out.append(UInt8(ascii: "]"))
         }
-        add("title", alert.title)
-        add("subtitle", alert.subtitle)
-        add("body", alert.body)
-        add("launch-image", alert.launchImage)
-        add("title-loc-key", alert.titleLocKey)
-        add("title-loc-args", alert.titleLocArgs)
-        add("subtitle-loc-key", alert.subtitleLocKey)
-        add("subtitle-loc-args", alert.subtitleLocArgs)
-        add("loc-key", alert.bodyLocKey)
-        add("loc-args", alert.bodyLocArgs)
         out.append(UInt8(ascii: "}"))
     }
 
@@ -116,27 +102,61 @@ extension APNsTranslator {
     /// (a key present in both is replaced in place).
     static func apsMembers(for n: PushNotification, type: APNsPushType) -> [(key: String, value: JSONValue)] {
         var aps: [(key: String, value: JSONValue)] = []
-        if let alert = n.alert, !alert.isEmpty { aps.append(("alert", .object(alertMembers(alert)))) }
-        if let badge = n.badge { aps.append(("badge", .int(Int64(badge)))) }
-        if let sound = n.sound { aps.append(("sound", soundValue(sound))) }
-        if let threadID = n.threadID { aps.append(("thread-id", .string(threadID))) }
-        if let category = n.category { aps.append(("category", .string(category))) }
-        if n.contentAvailable { aps.append(("content-available", .int(1))) }
-        if n.mutableContent { aps.append(("mutable-content", .int(1))) }
-        if let target = n.targetContentID { aps.append(("target-content-id", .string(target))) }
-        if let level = n.interruptionLevel { aps.append(("interruption-level", .string(level.rawValue))) }
-        if let score = n.relevanceScore { aps.append(("relevance-score", .double(score))) }
-        if type == .widgets, !n.apns.aps.contains(where: { $0.key == "content-changed" }) {
-            aps.append(("content-changed", .bool(true)))
+        forEachApsMember(of: n, type: type) { key, member in
+            switch member {
+            case .alert(let alert): aps.append((key, .object(alertMembers(alert))))
+            case .value(let value): aps.append((key, value))
+            }
         }
         return JSONValue.merge(aps, n.apns.aps)
+    }
+
+    /// A generated `aps` member: the alert (written or built by the caller) or a value.
+    enum ApsMember {
+        case alert(PushNotification.Alert)
+        case value(JSONValue)
+    }
+
+    /// The generated `aps` members in Apple's key order, before any `apns.aps`
+    /// merge: the one list both the tree and the direct writer follow.
+    static func forEachApsMember(of n: PushNotification, type: APNsPushType, _ body: (String, ApsMember) -> Void) {
+        if let alert = n.alert, !alert.isEmpty { body("alert", .alert(alert)) }
+        if let badge = n.badge { body("badge", .value(.int(Int64(badge)))) }
+        if let sound = n.sound { body("sound", .value(soundValue(sound))) }
+        if let threadID = n.threadID { body("thread-id", .value(.string(threadID))) }
+        if let category = n.category { body("category", .value(.string(category))) }
+        if n.contentAvailable { body("content-available", .value(.int(1))) }
+        if n.mutableContent { body("mutable-content", .value(.int(1))) }
+        if let target = n.targetContentID { body("target-content-id", .value(.string(target))) }
+        if let level = n.interruptionLevel { body("interruption-level", .value(.string(level.rawValue))) }
+        if let score = n.relevanceScore { body("relevance-score", .value(.double(score))) }
+        if type == .widgets, !n.apns.aps.contains(where: { $0.key == "content-changed" }) {
+            body("content-changed", .value(.bool(true)))
+        }
     }
 
     /// `aps.alert` with Apple's key names.
     static func alertMembers(_ alert: PushNotification.Alert) -> [(key: String, value: JSONValue)] {
         var fields: [(key: String, value: JSONValue)] = []
-        func add(_ key: String, _ value: String?) { if let value { fields.append((key, .string(value))) } }
-        func add(_ key: String, _ values: [String]?) { if let values { fields.append((key, .array(values.map(JSONValue.string)))) } }
+        forEachAlertField(of: alert) { key, field in
+            switch field {
+            case .string(let value): fields.append((key, .string(value)))
+            case .strings(let values): fields.append((key, .array(values.map(JSONValue.string))))
+            }
+        }
+        return fields
+    }
+
+    /// An alert field's value: one string or a list of them.
+    enum AlertField {
+        case string(String)
+        case strings([String])
+    }
+
+    /// The alert's fields present, with Apple's key names, in order.
+    static func forEachAlertField(of alert: PushNotification.Alert, _ body: (String, AlertField) -> Void) {
+        func add(_ key: String, _ value: String?) { if let value { body(key, .string(value)) } }
+        func add(_ key: String, _ values: [String]?) { if let values { body(key, .strings(values)) } }
         add("title", alert.title)
         add("subtitle", alert.subtitle)
         add("body", alert.body)
@@ -147,7 +167,6 @@ extension APNsTranslator {
         add("subtitle-loc-args", alert.subtitleLocArgs)
         add("loc-key", alert.bodyLocKey)
         add("loc-args", alert.bodyLocArgs)
-        return fields
     }
 
     /// A name, or `{"critical":1,"name":…,"volume":…}`.
