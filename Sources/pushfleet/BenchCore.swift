@@ -17,11 +17,14 @@ struct BenchCore {
     }
 
     /// Nanoseconds per message of `PushNotification.decode` alone, on this thread.
-    func decodeCost(count: Int) throws -> Double {
+    func decodeCost(count: Int) throws -> Double { try nanoseconds(count: count, decodeLoop) }
+
+    /// Runs `loop` over `count` messages; nanoseconds per message (0 when it produced nothing).
+    private func nanoseconds(count: Int, _ loop: (Int) throws -> Int) throws -> Double {
         let start = ContinuousClock.now
-        let tokens = try decodeLoop(count: count)
+        let produced = try loop(count)
         let elapsed = ContinuousClock.now - start
-        return tokens > 0 ? elapsed.seconds * 1e9 / Double(count) : 0
+        return produced > 0 ? elapsed.seconds * 1e9 / Double(count) : 0
     }
 
     /// Decodes `count` messages; returns how many recipients they had (so nothing is optimised away).
@@ -36,12 +39,7 @@ struct BenchCore {
 
     /// Nanoseconds per request of decode then translate (decode, then one
     /// provider request per device recipient), as a worker does per message.
-    func decodeAndTranslateCost(count: Int) throws -> Double {
-        let start = ContinuousClock.now
-        let bytes = try decodeAndTranslateLoop(count: count)
-        let elapsed = ContinuousClock.now - start
-        return bytes > 0 ? elapsed.seconds * 1e9 / Double(count) : 0
-    }
+    func decodeAndTranslateCost(count: Int) throws -> Double { try nanoseconds(count: count, decodeAndTranslateLoop) }
 
     /// Decodes and translates `count` messages; returns the body bytes made.
     @inline(never)
