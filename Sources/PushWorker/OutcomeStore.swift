@@ -56,8 +56,10 @@ final class OutcomeStore: Sendable {
         return result
     }
 
-    /// Writes one batch's outcomes in one transaction.
-    func write(_ outcome: BatchOutcome) async throws {
+    /// Writes one batch's outcomes in one transaction; returns the delivery
+    /// rows as written (one per key, see `collapse`).
+    @discardableResult
+    func write(_ outcome: BatchOutcome) async throws -> [DeliveryRecord] {
         let deliveries = Self.collapse(outcome.deliveries)
         let days = Set(deliveries.map { Self.dayString($0.key.createdAt) })
         try await ensurePartitions(days)
@@ -72,7 +74,7 @@ final class OutcomeStore: Sendable {
                 }
             }
             observer.batchCommitted(seconds: (ContinuousClock.now - started).seconds)
-            return
+            return deliveries
         }
         try await pool.withConnection { connection in
             try await connection.transaction { tx in
@@ -85,6 +87,7 @@ final class OutcomeStore: Sendable {
             }
         }
         observer.batchCommitted(seconds: (ContinuousClock.now - started).seconds)
+        return deliveries
     }
 
     /// One row per key (Postgres cannot upsert the same row twice in one

@@ -20,17 +20,18 @@ extension PushWorkerService {
                 }
             }
         }
-        try await retrying("write outcomes") { try await context.processor.store.write(outcome) }
+        let written = try await retrying("write outcomes") { try await context.processor.store.write(outcome) }
         try Task.checkCancellation()
         for (tp, offset) in context.book.complete(ticket) {
             do { try context.consumer.storeOffset(tp, offset: offset) } catch {
                 logger.warning("offset store failed", metadata: ["kafka.partition": "\(tp)", "kafka.offset": "\(offset)", "error": "\(error)"])
             }
         }
-        count(outcome, messages: messages.count)
+        count(outcome, written: written, messages: messages.count)
     }
 
-    private func count(_ outcome: BatchOutcome, messages: Int) {
+    /// `written`: the batch's delivery rows as the store wrote them (one per key).
+    private func count(_ outcome: BatchOutcome, written: [DeliveryRecord], messages: Int) {
         counters.withLock { c in
             c.batches += 1
             c.messages += messages
@@ -39,7 +40,7 @@ extension PushWorkerService {
             c.rejectedMessages += outcome.rejections.count
             c.produced += outcome.outgoing.count
             c.deviceUpdates += outcome.deviceUpdates.count
-            for d in OutcomeStore.collapse(outcome.deliveries) {
+            for d in written {
                 guard let provider = d.provider else { c.usersWithoutDevices += 1; continue }
                 let key = WorkerCounters.SentKey(provider: provider, app: d.app, status: d.status, reason: d.providerReason ?? "")
                 c.sent[key, default: 0] += 1
