@@ -7,8 +7,7 @@ import Foundation
 /// and the path prefix of a nested reader is only spelled out when an issue
 /// needs it.
 struct FieldReader {
-    let json: JSONValue
-    /// The object's members; empty when `json` is not an object.
+    /// The object's members; empty when the value read is not an object.
     private let members: [(key: String, value: JSONValue)]
     /// Bit n is set when some key is n bytes long (63: 63 or longer): most
     /// absent fields are known absent without scanning the members.
@@ -25,7 +24,6 @@ struct FieldReader {
     }
 
     private init(json: JSONValue, parentPrefix: String, field: String?, index: Int?) {
-        self.json = json
         if case .object(let members) = json { self.members = members } else { self.members = [] }
         var keyLengths: UInt64 = 0
         for i in members.indices { keyLengths |= FieldReader.lengthBit(members[i].key) }
