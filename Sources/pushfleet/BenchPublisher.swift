@@ -37,7 +37,7 @@ struct BenchPublisher: Sendable {
                         inFlight -= 1
                         acknowledged += 1
                     }
-                    let (key, value) = message(i, createdAt: createdAt)
+                    let (key, value) = Self.message(i, app: app, createdAt: createdAt)
                     group.addTask { _ = try await publisher.publishRaw(value, key: key) }
                     inFlight += 1
                 }
@@ -49,10 +49,6 @@ struct BenchPublisher: Sendable {
         }
         await publisher.close()
         return (acknowledged, (ContinuousClock.now - start).seconds)
-    }
-
-    func message(_ i: Int, createdAt: Date) -> (key: [UInt8], value: [UInt8]) {
-        Self.message(i, app: app, createdAt: createdAt)
     }
 
     /// Notification i as the pipeline bench publishes it: key and intake JSON
