@@ -8,8 +8,9 @@ import PushProviders
 /// Turns one batch of intake or retry messages into outcomes: decode, ledger
 /// check, translate, send (concurrently), classify, and decide retries and
 /// dead letters. Writes nothing itself: the caller produces `outgoing`,
-/// writes the rest to PostgreSQL, then stores offsets.
-struct BatchProcessor: Sendable {
+/// writes the rest to PostgreSQL, then stores offsets. A class, so each
+/// concurrent send captures one reference rather than a copy of every field.
+final class BatchProcessor: Sendable {
     let router: ProviderRouter
     let store: OutcomeStore
     let topics: TopicNames
@@ -19,27 +20,74 @@ struct BatchProcessor: Sendable {
     let observer: any WorkerObserver
     let logger: Logger
 
-    /// One recipient of one notification, ready to go.
+    init(router: ProviderRouter, store: OutcomeStore, topics: TopicNames, retryPolicy: RetryPolicy, maxConcurrentSends: Int,
+         counters: Locked<WorkerCounters>, observer: any WorkerObserver, logger: Logger) {
+        self.router = router
+        self.store = store
+        self.topics = topics
+        self.retryPolicy = retryPolicy
+        self.maxConcurrentSends = maxConcurrentSends
+        self.counters = counters
+        self.observer = observer
+        self.logger = logger
+    }
+
+    /// One recipient of one notification, ready to go. What all recipients of
+    /// one message share (the notification, its retry headers, key and enqueue
+    /// time) sits in one `Source`, so the item copies made between decode,
+    /// send and the records retain one reference instead of every field of a
+    /// `PushNotification`.
     struct WorkItem: Sendable {
-        var notification: PushNotification
+        /// The message an item came from, shared by all its recipients.
+        final class Source: Sendable {
+            let notification: PushNotification
+            let enqueuedAt: Date?
+            /// Retry state carried by the message this came from.
+            let headers: RetryHeaders
+            let sourceKey: [UInt8]?
+
+            init(notification: PushNotification, enqueuedAt: Date?, headers: RetryHeaders, sourceKey: [UInt8]?) {
+                self.notification = notification
+                self.enqueuedAt = enqueuedAt
+                self.headers = headers
+                self.sourceKey = sourceKey
+            }
+        }
+
+        let source: Source
         /// The device, or for an FCM topic/condition a synthetic key (`topic:<name>`,
         /// `condition:<expression>`) on `android`.
         var recipient: Recipient
         /// Set for an FCM topic or condition target.
         var fcmTarget: FCMTarget? = nil
         var key: DeliveryKey
-        var enqueuedAt: Date?
-        /// Retry state carried by the message this came from.
-        var headers: RetryHeaders
-        var sourceKey: [UInt8]?
         /// The APNs environment the device registered in (`devices.environment`),
         /// nil for production or when the registry does not know the token.
         var environment: APNsEnvironment? = nil
+
+        var notification: PushNotification { source.notification }
+        var enqueuedAt: Date? { source.enqueuedAt }
+        var headers: RetryHeaders { source.headers }
+        var sourceKey: [UInt8]? { source.sourceKey }
+
+        init(source: Source, recipient: Recipient, fcmTarget: FCMTarget? = nil, key: DeliveryKey) {
+            self.source = source
+            self.recipient = recipient
+            self.fcmTarget = fcmTarget
+            self.key = key
+        }
+
+        /// An item with a source of its own.
+        init(notification: PushNotification, recipient: Recipient, fcmTarget: FCMTarget? = nil, key: DeliveryKey,
+             enqueuedAt: Date?, headers: RetryHeaders, sourceKey: [UInt8]?) {
+            self.init(source: Source(notification: notification, enqueuedAt: enqueuedAt, headers: headers, sourceKey: sourceKey),
+                      recipient: recipient, fcmTarget: fcmTarget, key: key)
+        }
     }
 
     func process(_ messages: [KafkaMessage]) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
-        var decoded: [(message: KafkaMessage, notification: PushNotification, headers: RetryHeaders)] = []
+        var decoded: [WorkItem.Source] = []
         for message in messages {
             var headers = RetryHeaders(message: message)
             headers.setOrigin(from: message)
@@ -52,34 +100,36 @@ struct BatchProcessor: Sendable {
             }
             switch PushNotification.decode(message.value) {
             case .failure(let error): reject(message, error, headers: headers, into: &outcome)
-            case .success(let notification): decoded.append((message, notification, headers))
+            case .success(let notification):
+                decoded.append(WorkItem.Source(notification: notification, enqueuedAt: message.timestamp, headers: headers,
+                                               sourceKey: message.key))
             }
         }
         // User ids → valid devices: one query for the whole batch.
-        let users = Set(decoded.flatMap { d in d.notification.userRecipients.map { AppUser(app: d.notification.app, userID: $0) } })
+        let users = Set(decoded.flatMap { s in s.notification.userRecipients.map { AppUser(app: s.notification.app, userID: $0) } })
         let devices = try await store.devices(of: users)
         var items: [WorkItem] = []
         var lookups: [Int] = []  // indexes of APNs token recipients whose environment the registry may know
         var seen = Set<DeliveryKey>()
         let now = Date()
-        for (message, notification, headers) in decoded {
+        for source in decoded {
             // (recipient, FCM target, environment when the registry already said it)
-            var targets = notification.recipients.map { ($0, FCMTarget?.none, String?.none) }
-            for user in notification.userRecipients {
-                let found = devices[AppUser(app: notification.app, userID: user)] ?? []
+            var targets = source.notification.recipients.map { ($0, FCMTarget?.none, String?.none) }
+            for user in source.notification.userRecipients {
+                let found = devices[AppUser(app: source.notification.app, userID: user)] ?? []
                 if found.isEmpty {
-                    outcome.deliveries.append(noDeviceRecord(notification, user: user, enqueuedAt: message.timestamp, at: now))
+                    outcome.deliveries.append(noDeviceRecord(source.notification, user: user, enqueuedAt: source.enqueuedAt, at: now))
                 }
                 targets += found.map { (Recipient(token: $0.token, platform: $0.platform), nil, $0.environment) }
             }
-            for target in notification.fcmTargets {
+            for target in source.notification.fcmTargets {
                 targets.append((Recipient(token: Self.syntheticToken(target), platform: .android), target, nil))
             }
             for (recipient, fcmTarget, environment) in targets {
-                let key = DeliveryKey(notificationID: notification.id, token: recipient.token, createdAt: notification.createdAt)
+                let key = DeliveryKey(notificationID: source.notification.id, token: recipient.token,
+                                      createdAt: source.notification.createdAt)
                 if seen.insert(key).inserted {
-                    var item = WorkItem(notification: notification, recipient: recipient, fcmTarget: fcmTarget, key: key,
-                                        enqueuedAt: message.timestamp, headers: headers, sourceKey: message.key)
+                    var item = WorkItem(source: source, recipient: recipient, fcmTarget: fcmTarget, key: key)
                     item.environment = environment == "sandbox" ? .sandbox : nil
                     if environment == nil, needsEnvironmentLookup(item) { lookups.append(items.count) }
                     items.append(item)
