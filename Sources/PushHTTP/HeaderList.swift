@@ -44,8 +44,12 @@ struct HeaderList {
             text += bytes.count
         }
         func write(_ string: String) {
-            var string = string
-            string.withUTF8 { write($0) }  // contiguous UTF-8 (native strings already are)
+            // Native strings are contiguous UTF-8: read in place, without the copy
+            // (and retain) that `withUTF8` on a `var` needs; others are copied once.
+            if string.utf8.withContiguousStorageIfAvailable({ write($0) }) == nil {
+                var copy = string
+                copy.withUTF8 { write($0) }
+            }
         }
         func writeByte(_ byte: UInt8) {
             text.pointee = byte
