@@ -21,13 +21,19 @@ struct HeaderList {
             if !hasAccept, Self.equalsLowercased(header.name, "accept") { hasAccept = true }
             textBytes += header.name.utf8.count + 2 + header.value.utf8.count + 1
         }
-        var extras: [StaticString] = []
-        if !hasContentType { extras.append("Content-Type:") }
-        if !hasAccept { extras.append("Accept:") }
-        extras.append("Expect:")
-        for extra in extras { textBytes += extra.utf8CodeUnitCount + 1 }
+        // Visited twice (size, then write) rather than kept in a heap-allocated array.
+        func forEachExtra(_ body: (StaticString) -> Void) {
+            if !hasContentType { body("Content-Type:") }
+            if !hasAccept { body("Accept:") }
+            body("Expect:")
+        }
+        var extraCount = 0
+        forEachExtra { extra in
+            textBytes += extra.utf8CodeUnitCount + 1
+            extraCount += 1
+        }
 
-        let count = headers.count + extras.count
+        let count = headers.count + extraCount
         let nodeBytes = count * MemoryLayout<curl_slist>.stride
         storage = UnsafeMutableRawPointer.allocate(byteCount: nodeBytes + textBytes, alignment: MemoryLayout<curl_slist>.alignment)
         let nodes = storage.bindMemory(to: curl_slist.self, capacity: count)
@@ -64,7 +70,7 @@ struct HeaderList {
             writeByte(0)
             addNode(line)
         }
-        for extra in extras {
+        forEachExtra { extra in
             let line = text
             write(UnsafeBufferPointer(start: extra.utf8Start, count: extra.utf8CodeUnitCount))
             writeByte(0)
