@@ -16,12 +16,12 @@ extension WorkerMetrics {
 
     /// One provider HTTP round trip (request submitted → response or failure).
     public func providerRoundTrip(provider: Provider, seconds: Double) {
-        record(timer(MetricNames.providerRequest, [("provider", provider.rawValue)]), seconds: seconds)
+        record(providerTimer(MetricNames.providerRequest, provider, cache: roundTripTimers), seconds: seconds)
     }
 
     /// Notification `created_at` (or the Kafka timestamp) → provider acceptance.
     public func enqueueToAccepted(provider: Provider, seconds: Double) {
-        record(timer(MetricNames.enqueueToAccepted, [("provider", provider.rawValue)]), seconds: seconds)
+        record(providerTimer(MetricNames.enqueueToAccepted, provider, cache: enqueueTimers), seconds: seconds)
     }
 
     /// Notifications currently being delivered.

@@ -17,6 +17,9 @@ public final class WorkerMetrics: Sendable {
     private let counters = Locked<[SeriesKey: Counter]>([:])
     private let gauges = Locked<[SeriesKey: Gauge]>([:])
     private let timers = Locked<[SeriesKey: Metrics.Timer]>([:])
+    /// The two per-request timers by provider: found without building a series key.
+    let roundTripTimers = Locked<[Provider: Metrics.Timer]>([:])
+    let enqueueTimers = Locked<[Provider: Metrics.Timer]>([:])
     let inFlightCount = Locked(0)
     /// The totals `export(_:)` last brought the metrics up to.
     let exported = Locked<WorkerCounters?>(nil)
@@ -77,6 +80,16 @@ public final class WorkerMetrics: Sendable {
             cache[key] = made
             return made
         }
+    }
+
+    /// `name{provider=...}` through a cache keyed by the provider alone: these
+    /// are recorded once per request, and the general lookup allocates the
+    /// key's label arrays and hashes its strings every time.
+    func providerTimer(_ name: String, _ provider: Provider, cache: Locked<[Provider: Metrics.Timer]>) -> Metrics.Timer {
+        if let cached = cache.withLock({ $0[provider] }) { return cached }
+        let made = timer(name, [("provider", provider.rawValue)])
+        cache.withLock { $0[provider] = made }
+        return made
     }
 
     /// A label value within its budget (see `LabelBudget`).
