@@ -46,6 +46,8 @@ final class OutcomeStore: Sendable {
                 """,
                 [.uuidArray(keys.map(\.notificationID)), .textArray(keys.map(\.token)), .timestampArray(keys.map(\.createdAt))])
         }
+        // Almost always nothing is final yet: skip building the lookup (three strings per key).
+        guard !rows.rows.isEmpty else { return [] }
         var byID: [String: [DeliveryKey]] = [:]
         for key in keys { byID[key.notificationID.uuidString.lowercased() + "|" + key.token, default: []].append(key) }
         var result = Set<DeliveryKey>()
