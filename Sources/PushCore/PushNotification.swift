@@ -81,6 +81,43 @@ public struct PushNotification: Sendable, Equatable {
         self.data = data
     }
 
+    /// Every field at once: what decode builds, so the result is made in place
+    /// (set field by field after `init`, the finished value was copied twice).
+    init(
+        schemaVersion: Int, id: UUID, app: String, createdAt: Date, expiresAt: Date?, priority: Priority,
+        collapseKey: String?, recipients: [Recipient], alert: Alert?, badge: Int?, sound: Sound?,
+        contentAvailable: Bool, data: [(key: String, value: JSONValue)], userRecipients: [String],
+        fcmTargets: [FCMTarget], category: String?, threadID: String?, mutableContent: Bool,
+        interruptionLevel: InterruptionLevel?, relevanceScore: Double?, targetContentID: String?, imageURL: String?,
+        doNotStore: Bool, apns: APNsOverrides, fcm: FCMOverrides
+    ) {
+        self.schemaVersion = schemaVersion
+        self.id = id
+        self.app = app
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.priority = priority
+        self.collapseKey = collapseKey
+        self.recipients = recipients
+        self.alert = alert
+        self.badge = badge
+        self.sound = sound
+        self.contentAvailable = contentAvailable
+        self.data = data
+        self.userRecipients = userRecipients
+        self.fcmTargets = fcmTargets
+        self.category = category
+        self.threadID = threadID
+        self.mutableContent = mutableContent
+        self.interruptionLevel = interruptionLevel
+        self.relevanceScore = relevanceScore
+        self.targetContentID = targetContentID
+        self.imageURL = imageURL
+        self.doNotStore = doNotStore
+        self.apns = apns
+        self.fcm = fcm
+    }
+
     public static func == (lhs: PushNotification, rhs: PushNotification) -> Bool {
         lhs.schemaVersion == rhs.schemaVersion && lhs.id == rhs.id && lhs.app == rhs.app
             && lhs.createdAt == rhs.createdAt && lhs.expiresAt == rhs.expiresAt

@@ -145,22 +145,13 @@ extension PushNotification {
         guard reader.issues.isEmpty, let version, let id, let app, let createdAt, let targets else {
             return .failure(IntakeError(kind: .invalid, issues: reader.issues, notificationID: id, app: app))
         }
-        var n = PushNotification(
+        let n = PushNotification(
             schemaVersion: version, id: id, app: app, createdAt: createdAt, expiresAt: expiresAt,
             priority: priority, collapseKey: collapseKey, recipients: targets.tokens, alert: alert,
-            badge: badge, sound: sound, contentAvailable: contentAvailable, data: data)
-        n.userRecipients = targets.userIDs
-        n.fcmTargets = targets.fcm
-        n.category = category
-        n.threadID = threadID
-        n.mutableContent = mutableContent
-        n.interruptionLevel = interruptionLevel
-        n.relevanceScore = relevanceScore
-        n.targetContentID = targetContentID
-        n.imageURL = imageURL
-        n.doNotStore = doNotStore
-        n.apns = apns
-        n.fcm = fcm
+            badge: badge, sound: sound, contentAvailable: contentAvailable, data: data,
+            userRecipients: targets.userIDs, fcmTargets: targets.fcm, category: category, threadID: threadID,
+            mutableContent: mutableContent, interruptionLevel: interruptionLevel, relevanceScore: relevanceScore,
+            targetContentID: targetContentID, imageURL: imageURL, doNotStore: doNotStore, apns: apns, fcm: fcm)
         let issues = n.consistencyIssues() + n.payloadLimitIssues()
         guard issues.isEmpty else {
             return .failure(IntakeError(kind: .invalid, issues: issues, notificationID: id, app: app))
