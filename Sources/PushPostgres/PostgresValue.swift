@@ -59,11 +59,11 @@ extension PostgresValue {
         // A native string's UTF-8 is contiguous: scan the buffer, not the
         // generic UTF8View iterator (1.8 % of a worker's pool threads on batch writes).
         let hasNUL = value.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? value.utf8.contains(0)
-        if hasNUL {
-            throw PostgresError.invalidValue("text values cannot contain NUL (U+0000)")
-        }
+        if hasNUL { throw nulInText }
         return value
     }
+
+    static let nulInText = PostgresError.invalidValue("text values cannot contain NUL (U+0000)")
 
     static func encode(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
