@@ -76,13 +76,6 @@ final class BatchProcessor: Sendable {
             self.fcmTarget = fcmTarget
             self.key = key
         }
-
-        /// An item with a source of its own.
-        init(notification: PushNotification, recipient: Recipient, fcmTarget: FCMTarget? = nil, key: DeliveryKey,
-             enqueuedAt: Date?, headers: RetryHeaders, sourceKey: [UInt8]?) {
-            self.init(source: Source(notification: notification, enqueuedAt: enqueuedAt, headers: headers, sourceKey: sourceKey),
-                      recipient: recipient, fcmTarget: fcmTarget, key: key)
-        }
     }
 
     func process(_ messages: [KafkaMessage]) async throws -> BatchOutcome {

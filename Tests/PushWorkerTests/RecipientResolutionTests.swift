@@ -86,9 +86,9 @@ final class RecipientResolutionTests: XCTestCase {
         let processor = try Self.processor(pool)
         let n = try PushNotification.decode(Array(Self.notification(id: UUID(), recipients: #"{"topic": "news"}"#).utf8)).get()
         let item = BatchProcessor.WorkItem(
-            notification: n, recipient: Recipient(token: "topic:news", platform: .android), fcmTarget: .topic("news"),
-            key: DeliveryKey(notificationID: n.id, token: "topic:news", createdAt: n.createdAt), enqueuedAt: nil,
-            headers: RetryHeaders(), sourceKey: nil)
+            source: .init(notification: n, enqueuedAt: nil, headers: RetryHeaders(), sourceKey: nil),
+            recipient: Recipient(token: "topic:news", platform: .android), fcmTarget: .topic("news"),
+            key: DeliveryKey(notificationID: n.id, token: "topic:news", createdAt: n.createdAt))
         var outcome = BatchOutcome()
         outcome.retryNeeds = [RetryNeed(item: item, reason: "Unavailable", providerStatus: 503, retryAfter: nil, attempts: 1,
                                         firstAttemptAt: Date(), lastAttemptAt: Date())]
