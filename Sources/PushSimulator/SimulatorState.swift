@@ -35,7 +35,7 @@ final class SimulatorState: Sendable {
     /// Caps the verified-token cache; real senders reuse one token per key for up to an hour.
     private let maxVerifiedProviderTokens = 10_000
     /// Whether `apnsSendsByID` is kept, and its size limit.
-    private let recordSendIDs: Bool
+    let recordSendIDs: Bool
     private let maxRecordedSendIDs: Int
 
     init(
@@ -130,6 +130,38 @@ final class SimulatorState: Sendable {
         storage.withLock {
             $0.messageCounter += 1
             return $0.messageCounter
+        }
+    }
+
+    /// Reserves `count` process-unique FCM message numbers; returns the first.
+    func reserveMessageNumbers(_ count: UInt64) -> UInt64 {
+        storage.withLock {
+            let first = $0.messageCounter + 1
+            $0.messageCounter += count
+            return first
+        }
+    }
+
+    /// Records a fast-mode connection's answered sends, as `record(_:apnsID:)` would one by one.
+    func record(_ tally: SimulatorTally) {
+        guard !tally.isEmpty else { return }
+        storage.withLock {
+            if tally.apnsAccepted > 0 {
+                $0.stats.responses["apns|200|OK", default: 0] += tally.apnsAccepted
+                $0.stats.apnsAccepted += tally.apnsAccepted
+            }
+            if tally.fcmAccepted > 0 {
+                $0.stats.responses["fcm|200|OK", default: 0] += tally.fcmAccepted
+                $0.stats.fcmAccepted += tally.fcmAccepted
+            }
+            $0.stats.apnsSendIDsNotRecorded += tally.unrecordedIDs
+            for apnsID in tally.apnsIDs {
+                if $0.stats.apnsSendsByID.count < maxRecordedSendIDs || $0.stats.apnsSendsByID[apnsID] != nil {
+                    $0.stats.apnsSendsByID[apnsID, default: 0] += 1
+                } else {
+                    $0.stats.apnsSendIDsNotRecorded += 1
+                }
+            }
         }
     }
 
