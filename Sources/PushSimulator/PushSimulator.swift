@@ -108,6 +108,17 @@ public final class PushSimulator: Sendable {
                     } else {
                         try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
                     }
+                    if rules.fastMode, rules.scenarioBook.isEmpty {
+                        // Fast mode with no fault to inject: frames handled on the connection, no child channels.
+                        try pipeline.addHandler(
+                            NIOHTTP2Handler(
+                                mode: .server, connectionConfiguration: http2Configuration,
+                                streamConfiguration: streamConfiguration))
+                        try pipeline.addHandler(
+                            SimulatorFrameHandler(rules: rules, logger: logger, clientCertificate: certificate))
+                        try pipeline.addHandler(SimulatorConnectionErrorHandler(logger: logger))
+                        return
+                    }
                     let connection = NIOLoopBound(
                         SimulatorConnection(
                             channel: channel, rules: rules, logger: logger, startsWithSingleStream: singleStream,
