@@ -22,7 +22,7 @@ extension APNsTranslator {
         out.append(UInt8(ascii: "{"))
         let apsStart = out.count
         out.append(contentsOf: #""aps":{"#.utf8)
-        var aps = ObjectWriter()
+        var aps = JSONValue.ObjectWriter()
         forEachApsMember(of: n, type: type) { key, member in
             switch member {
             case .alert(let alert):
@@ -32,7 +32,7 @@ extension APNsTranslator {
                 aps.member(key, value, into: &out)
             }
         }
-        var payload = ObjectWriter()
+        var payload = JSONValue.ObjectWriter()
         if aps.isEmpty && type == .mdm {
             out.removeSubrange(apsStart...)
         } else {
@@ -62,7 +62,7 @@ extension APNsTranslator {
     /// `aps.alert` as `alertMembers` lists it, written straight out.
     private static func writeAlert(_ alert: PushNotification.Alert, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "{"))
-        var fields = ObjectWriter()
+        var fields = JSONValue.ObjectWriter()
         forEachAlertField(of: alert) { key, field in
             fields.key(key, into: &out)
             switch field {
@@ -78,24 +78,6 @@ extension APNsTranslator {
             }
         }
         out.append(UInt8(ascii: "}"))
-    }
-
-    /// Writes the members of one JSON object (its braces are the caller's), commas between.
-    private struct ObjectWriter {
-        var isEmpty = true
-
-        /// `"key":`, after a comma unless it is the first member.
-        mutating func key(_ key: String, into out: inout [UInt8]) {
-            if !isEmpty { out.append(UInt8(ascii: ",")) }
-            isEmpty = false
-            JSONValue.writeString(key, into: &out)
-            out.append(UInt8(ascii: ":"))
-        }
-
-        mutating func member(_ key: String, _ value: JSONValue, into out: inout [UInt8]) {
-            self.key(key, into: &out)
-            value.write(into: &out)
-        }
     }
 
     /// The `aps` dictionary in Apple's key order, with `apns.aps` merged in

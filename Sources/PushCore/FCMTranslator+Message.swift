@@ -6,32 +6,76 @@ extension FCMTranslator {
     /// reach Apple devices), `webpush`, `fcm_options`; each `fcm.*` override
     /// deep-merged over what is generated.
     public static func message(for n: PushNotification, target: Target, now: Date?) -> [UInt8] {
-        var message: [(key: String, value: JSONValue)] = [target.member]
+        var out: [UInt8] = []
+        out.reserveCapacity(estimatedMessageBytes(for: n, target: target))
+        writeMessage(for: n, target: target, now: now, into: &out)
+        return out
+    }
+
+    /// `message` as a tree: the same members as the direct writer
+    /// (`writeMessage`) follows, built one by one (tests hold the two equal).
+    static func messageMembers(for n: PushNotification, target: Target, now: Date?) -> [(key: String, value: JSONValue)] {
+        var message: [(key: String, value: JSONValue)] = []
+        forEachMessageMember(of: n, target: target) { key, member in
+            switch member {
+            case .value(let value):
+                message.append((key, value))
+            case .notification:
+                var fields: [(key: String, value: JSONValue)] = []
+                forEachNotificationField(of: n) { fields.append(($0, .string($1))) }
+                if !fields.isEmpty { message.append((key, .object(fields))) }
+            case .data:
+                message.append((key, .object(n.data.map { ($0.key, dataValue($0.value)) })))
+            case .android(let hasAlert):
+                message.append((key, .object(JSONValue.merge(android(for: n, hasAlert: hasAlert, now: now), n.fcm.android))))
+            }
+        }
+        return message
+    }
+
+    /// A member of `message` as generated: a value, or a block whose members
+    /// the caller writes or builds from the lists below.
+    enum MessageMember {
+        /// The target, and the blocks taken as they are or built as a tree
+        /// (the topic `apns` block, merged with `fcm.apns`; `webpush`; `fcm_options`).
+        case value(JSONValue)
+        /// `forEachNotificationField`; left out when it has none.
+        case notification
+        /// `n.data`, every value as a string (`dataValue`).
+        case data
+        /// `forEachAndroidMember`, with `fcm.android` deep-merged over it.
+        case android(hasAlert: Bool)
+    }
+
+    /// The members of `message` in order: the one list both the tree and the
+    /// direct writer follow.
+    static func forEachMessageMember(of n: PushNotification, target: Target, _ body: (String, MessageMember) -> Void) {
+        let targetMember = target.member
+        body(targetMember.key, .value(targetMember.value))
         let hasAlert = !(n.alert?.isEmpty ?? true)
-        if hasAlert, let alert = n.alert {
-            var fields: [(key: String, value: JSONValue)] = []
-            if let title = alert.title { fields.append(("title", .string(title))) }
-            if let body = alert.body { fields.append(("body", .string(body))) }
-            if let image = n.imageURL { fields.append(("image", .string(image))) }
-            if !fields.isEmpty { message.append(("notification", .object(fields))) }
-        }
-        if !n.data.isEmpty {
-            message.append(("data", .object(n.data.map { member in
-                if case .string = member.value { return member }
-                return (member.key, .string(String(decoding: member.value.encoded(), as: UTF8.self)))
-            })))
-        }
-        message.append(("android", .object(JSONValue.merge(android(for: n, hasAlert: hasAlert, now: now), n.fcm.android))))
+        if hasAlert { body("notification", .notification) }
+        if !n.data.isEmpty { body("data", .data) }
+        body("android", .android(hasAlert: hasAlert))
         var apns: [(key: String, value: JSONValue)] = []
         if case .token = target {} else { apns = apnsConfig(for: n) }
         apns = JSONValue.merge(apns, n.fcm.apns)
-        if !apns.isEmpty { message.append(("apns", .object(apns))) }
-        if !n.fcm.webpush.isEmpty { message.append(("webpush", .object(n.fcm.webpush))) }
-        if !n.fcm.fcmOptions.isEmpty { message.append(("fcm_options", .object(n.fcm.fcmOptions))) }
-        var out: [UInt8] = []
-        out.reserveCapacity(512)
-        JSONValue.object(message).write(into: &out)
-        return out
+        if !apns.isEmpty { body("apns", .value(.object(apns))) }
+        if !n.fcm.webpush.isEmpty { body("webpush", .value(.object(n.fcm.webpush))) }
+        if !n.fcm.fcmOptions.isEmpty { body("fcm_options", .value(.object(n.fcm.fcmOptions))) }
+    }
+
+    /// The cross-platform `notification` block's fields present, in order
+    /// (only asked for when the alert shows something).
+    static func forEachNotificationField(of n: PushNotification, _ body: (String, String) -> Void) {
+        if let title = n.alert?.title { body("title", title) }
+        if let text = n.alert?.body { body("body", text) }
+        if let image = n.imageURL { body("image", image) }
+    }
+
+    /// A `data` value as FCM takes it: strings as they are, anything else as its JSON text.
+    static func dataValue(_ value: JSONValue) -> JSONValue {
+        if case .string = value { return value }
+        return .string(String(decoding: value.encoded(), as: UTF8.self))
     }
 
     /// `android.ttl` in whole seconds: `0s` for do-not-store, else the time
@@ -45,30 +89,53 @@ extension FCMTranslator {
         return "\(Int64(seconds))s"
     }
 
-    /// `AndroidConfig`: priority, ttl, collapse_key and, for alerts, the
-    /// `AndroidNotification` (loc keys, sound, tag = collapse key so a newer
-    /// notification replaces the shown one as `apns-collapse-id` does,
-    /// click_action = category, notification_count = badge).
+    /// `AndroidConfig` as a tree (before any `fcm.android` merge): the
+    /// members `forEachAndroidMember` lists.
     static func android(for n: PushNotification, hasAlert: Bool, now: Date?) -> [(key: String, value: JSONValue)] {
-        var android: [(key: String, value: JSONValue)] = [
-            ("priority", .string(n.priority == .high ? "HIGH" : "NORMAL")),
-        ]
-        if let ttl = ttl(for: n, now: now) { android.append(("ttl", .string(ttl))) }
-        if let collapseKey = n.collapseKey { android.append(("collapse_key", .string(collapseKey))) }
-        guard hasAlert else { return android }
-        var notification: [(key: String, value: JSONValue)] = []
-        if let alert = n.alert {
-            if let key = alert.titleLocKey { notification.append(("title_loc_key", .string(key))) }
-            if let args = alert.titleLocArgs { notification.append(("title_loc_args", .array(args.map(JSONValue.string)))) }
-            if let key = alert.bodyLocKey { notification.append(("body_loc_key", .string(key))) }
-            if let args = alert.bodyLocArgs { notification.append(("body_loc_args", .array(args.map(JSONValue.string)))) }
+        var android: [(key: String, value: JSONValue)] = []
+        forEachAndroidMember(of: n, hasAlert: hasAlert, now: now) { key, member in
+            switch member {
+            case .value(let value):
+                android.append((key, value))
+            case .notification:
+                var fields: [(key: String, value: JSONValue)] = []
+                forEachAndroidNotificationField(of: n) { fields.append(($0, $1)) }
+                if !fields.isEmpty { android.append((key, .object(fields))) }
+            }
         }
-        if let sound = n.sound { notification.append(("sound", .string(sound.name))) }
-        if let collapseKey = n.collapseKey { notification.append(("tag", .string(collapseKey))) }
-        if let category = n.category { notification.append(("click_action", .string(category))) }
-        if let badge = n.badge { notification.append(("notification_count", .int(Int64(badge)))) }
-        if !notification.isEmpty { android.append(("notification", .object(notification))) }
         return android
+    }
+
+    /// A generated `AndroidConfig` member: a value, or the `AndroidNotification`
+    /// block (`forEachAndroidNotificationField`; left out when it has none).
+    enum AndroidMember {
+        case value(JSONValue)
+        case notification
+    }
+
+    /// `AndroidConfig` in order: priority, ttl, collapse_key and, for alerts,
+    /// the `AndroidNotification`.
+    static func forEachAndroidMember(of n: PushNotification, hasAlert: Bool, now: Date?, _ body: (String, AndroidMember) -> Void) {
+        body("priority", .value(.string(n.priority == .high ? "HIGH" : "NORMAL")))
+        if let ttl = ttl(for: n, now: now) { body("ttl", .value(.string(ttl))) }
+        if let collapseKey = n.collapseKey { body("collapse_key", .value(.string(collapseKey))) }
+        if hasAlert { body("notification", .notification) }
+    }
+
+    /// `AndroidNotification`'s fields present, in order: loc keys, sound,
+    /// tag = collapse key (so a newer notification replaces the shown one as
+    /// `apns-collapse-id` does), click_action = category, notification_count = badge.
+    static func forEachAndroidNotificationField(of n: PushNotification, _ body: (String, JSONValue) -> Void) {
+        if let alert = n.alert {
+            if let key = alert.titleLocKey { body("title_loc_key", .string(key)) }
+            if let args = alert.titleLocArgs { body("title_loc_args", .array(args.map(JSONValue.string))) }
+            if let key = alert.bodyLocKey { body("body_loc_key", .string(key)) }
+            if let args = alert.bodyLocArgs { body("body_loc_args", .array(args.map(JSONValue.string))) }
+        }
+        if let sound = n.sound { body("sound", .string(sound.name)) }
+        if let collapseKey = n.collapseKey { body("tag", .string(collapseKey)) }
+        if let category = n.category { body("click_action", .string(category)) }
+        if let badge = n.badge { body("notification_count", .int(Int64(badge))) }
     }
 
     /// `ApnsConfig` for topic/condition messages: the APNs headers and the

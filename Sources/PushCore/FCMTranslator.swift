@@ -111,15 +111,18 @@ public enum FCMTranslator {
         if let key = n.data.first(where: { isReservedDataKey($0.key) })?.key {
             return .failure(TranslationError(code: "ReservedKey", message: "FCM reserves the data key \"\(key)\""))
         }
-        let messageBytes = message(for: n, target: target, now: now)
-        guard messageBytes.count <= target.maxMessageBytes else {
+        // One buffer: the wrapper first, the message written straight after it.
+        var body: [UInt8] = []
+        body.reserveCapacity(estimatedMessageBytes(for: n, target: target))
+        body.append(contentsOf: #"{"message":"#.utf8)
+        let messageStart = body.count
+        writeMessage(for: n, target: target, now: now, into: &body)
+        let messageBytes = body.count - messageStart
+        guard messageBytes <= target.maxMessageBytes else {
             return .failure(TranslationError(
                 code: "PayloadTooLarge",
-                message: "FCM message is \(messageBytes.count) bytes, over the \(target.maxMessageBytes)-byte limit for a \(target.kind) message"))
+                message: "FCM message is \(messageBytes) bytes, over the \(target.maxMessageBytes)-byte limit for a \(target.kind) message"))
         }
-        var body: [UInt8] = Array(#"{"message":"#.utf8)
-        body.reserveCapacity(messageBytes.count + 12)
-        body.append(contentsOf: messageBytes)
         body.append(UInt8(ascii: "}"))
         return .success(ProviderRequest(
             provider: .fcm, path: "/v1/projects/\(project)/messages:send",
