@@ -62,18 +62,24 @@ extension PushNotification {
                 issues.append(ValidationIssue(path: "$", reason: "APNs payload is \(size) bytes after translation, over Apple's \(limit)-byte limit"))
             }
         }
-        let longest = recipients.filter { $0.platform == .android }.max { $0.token.utf8.count < $1.token.utf8.count }
-        var fcmTargets: [FCMTranslator.Target] = self.fcmTargets.map { target in
-            switch target {
-            case .topic(let t): .topic(t)
-            case .condition(let c): .condition(c)
-            }
-        }
-        if let longest { fcmTargets.insert(.token(longest.token), at: 0) }
-        for target in fcmTargets {
+        // The same bytes FCMTranslator.request writes (straight out, no tree), measured and
+        // dropped; the first of the longest Android tokens, then each topic and condition.
+        func check(_ target: FCMTranslator.Target) {
             let size = FCMTranslator.message(for: self, target: target, now: nil).count
             if size > target.maxMessageBytes {
                 issues.append(ValidationIssue(path: "$", reason: "FCM message to \(target.kind) is \(size) bytes after translation, over the \(target.maxMessageBytes)-byte limit"))
+            }
+        }
+        var longest: String?
+        for recipient in recipients where recipient.platform == .android {
+            if let current = longest, recipient.token.utf8.count <= current.utf8.count { continue }
+            longest = recipient.token
+        }
+        if let longest { check(.token(longest)) }
+        for target in fcmTargets {
+            switch target {
+            case .topic(let t): check(.topic(t))
+            case .condition(let c): check(.condition(c))
             }
         }
         return issues
