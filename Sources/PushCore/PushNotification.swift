@@ -66,19 +66,12 @@ public struct PushNotification: Sendable, Equatable {
         alert: Alert? = nil, badge: Int? = nil, sound: Sound? = nil, contentAvailable: Bool = false,
         data: [(key: String, value: JSONValue)] = []
     ) {
-        self.schemaVersion = schemaVersion
-        self.id = id
-        self.app = app
-        self.createdAt = createdAt
-        self.expiresAt = expiresAt
-        self.priority = priority
-        self.collapseKey = collapseKey
-        self.recipients = recipients
-        self.alert = alert
-        self.badge = badge
-        self.sound = sound
-        self.contentAvailable = contentAvailable
-        self.data = data
+        self.init(
+            schemaVersion: schemaVersion, id: id, app: app, createdAt: createdAt, expiresAt: expiresAt,
+            priority: priority, collapseKey: collapseKey, recipients: recipients, alert: alert, badge: badge,
+            sound: sound, contentAvailable: contentAvailable, data: data, userRecipients: [], fcmTargets: [],
+            category: nil, threadID: nil, mutableContent: false, interruptionLevel: nil, relevanceScore: nil,
+            targetContentID: nil, imageURL: nil, doNotStore: false, apns: APNsOverrides(), fcm: FCMOverrides())
     }
 
     /// Every field at once: what decode builds, so the result is made in place

@@ -8,14 +8,7 @@ import NIOHTTP2
 extension SimulatorFrameHandler {
     func answerByRules(_ request: SimulatorRequest, streamID: HTTP2StreamID, context: ChannelHandlerContext) {
         let answer = rules.answer(to: request, now: Date())
-        if answer.response.status >= 400 {
-            logger.debug(
-                "simulator answered an error",
-                metadata: [
-                    "sim.path": "\(request.path)", "sim.status": "\(answer.response.status)",
-                    "sim.reason": "\(answer.response.reason)",
-                ])
-        }
+        answer.logIfError(path: request.path, logger: logger)
         guard answer.delayMilliseconds > 0 else {
             write(answer.response, streamID: streamID, context: context)
             return

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Logging
 import _CryptoExtras
 
 /// The providers' documented rules as a function from request to response.
@@ -172,6 +173,14 @@ struct SimulatorAnswer: Sendable {
         self.response = response
         self.apnsID = apnsID
         self.validCredential = validCredential
+    }
+
+    /// The debug line every transport writes for an error answer.
+    func logIfError(path: String, logger: Logger) {
+        guard response.status >= 400 else { return }
+        logger.debug(
+            "simulator answered an error",
+            metadata: ["sim.path": "\(path)", "sim.status": "\(response.status)", "sim.reason": "\(response.reason)"])
     }
 }
 

@@ -73,14 +73,7 @@ final class SimulatorStreamHandler: ChannelInboundHandler {
         }
         let answer = connection.rules.answer(to: request, now: now)
         processed = answer
-        if answer.response.status >= 400 {
-            logger.debug(
-                "simulator answered an error",
-                metadata: [
-                    "sim.path": "\(request.path)", "sim.status": "\(answer.response.status)",
-                    "sim.reason": "\(answer.response.reason)",
-                ])
-        }
+        answer.logIfError(path: request.path, logger: logger)
         if answer.delayMilliseconds > 0 {
             context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(answer.delayMilliseconds))) {
                 self.write(answer, context: context)
