@@ -59,7 +59,7 @@ extension PushNotification {
 public enum DeliveryIdentity {
     /// A lowercase RFC 9562 version-8 UUID derived from the notification id and token.
     public static func apnsID(notificationID: UUID, token: String) -> String {
-        // Two FNV-1a streams over the UUID bytes then the token, as `fnv1a64` computes them.
+        // Two FNV-1a streams over the UUID bytes then the token.
         var a: UInt64 = 0xcbf2_9ce4_8422_2325
         var b: UInt64 = 0x8422_2325_cbf2_9ce4
         withUnsafeBytes(of: notificationID.uuid) { raw in
@@ -75,57 +75,11 @@ public enum DeliveryIdentity {
                 b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
             }
         }
-        a = avalanche(a)
-        b = avalanche(b)
+        a = UUIDText.splitmix64Finalizer(a)
+        b = UUIDText.splitmix64Finalizer(b)
         // Version 8 (byte 6 high nibble) and the RFC variant (byte 8 top bits).
         a = (a & ~(0xF0 << 8)) | (0x80 << 8)
         b = (b & ~(0xC0 << 56)) | (0x80 << 56)
-        let digits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: 36) { out in
-            digits.withUTF8Buffer { hex in
-                var position = 0
-                func put(_ word: UInt64, bytes range: Range<Int>) {
-                    for i in range {
-                        if position == 8 || position == 13 || position == 18 || position == 23 {
-                            out[position] = UInt8(ascii: "-")
-                            position += 1
-                        }
-                        let byte = UInt8(truncatingIfNeeded: word >> (56 - 8 * UInt64(i)))
-                        out[position] = hex[Int(byte >> 4)]
-                        out[position + 1] = hex[Int(byte & 0x0F)]
-                        position += 2
-                    }
-                }
-                put(a, bytes: 0..<8)
-                put(b, bytes: 0..<8)
-            }
-            return 36
-        }
-    }
-
-    static func fnv1a64(_ bytes: [UInt8], seed: UInt64) -> UInt64 {
-        var hash = seed
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01B3
-        }
-        // Final avalanche (splitmix64) so similar inputs spread over all bits.
-        hash ^= hash >> 30
-        hash &*= 0xbf58_476d_1ce4_e5b9
-        hash ^= hash >> 27
-        hash &*= 0x94d0_49bb_1331_11eb
-        hash ^= hash >> 31
-        return hash
-    }
-
-    /// The splitmix64 finaliser `fnv1a64` ends with.
-    static func avalanche(_ value: UInt64) -> UInt64 {
-        var hash = value
-        hash ^= hash >> 30
-        hash &*= 0xbf58_476d_1ce4_e5b9
-        hash ^= hash >> 27
-        hash &*= 0x94d0_49bb_1331_11eb
-        hash ^= hash >> 31
-        return hash
+        return UUIDText.lowercase(high: a, low: b)
     }
 }
