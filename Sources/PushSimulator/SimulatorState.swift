@@ -147,32 +147,26 @@ final class SimulatorState: Sendable {
         guard !tally.isEmpty else { return }
         storage.withLock {
             if tally.apnsAccepted > 0 {
-                $0.stats.responses["apns|200|OK", default: 0] += tally.apnsAccepted
+                $0.stats.responses[Self.responseKey("apns", 200, "OK"), default: 0] += tally.apnsAccepted
                 $0.stats.apnsAccepted += tally.apnsAccepted
             }
             if tally.fcmAccepted > 0 {
-                $0.stats.responses["fcm|200|OK", default: 0] += tally.fcmAccepted
+                $0.stats.responses[Self.responseKey("fcm", 200, "OK"), default: 0] += tally.fcmAccepted
                 $0.stats.fcmAccepted += tally.fcmAccepted
             }
             $0.stats.apnsSendIDsNotRecorded += tally.unrecordedIDs
-            for apnsID in tally.apnsIDs {
-                if $0.stats.apnsSendsByID.count < maxRecordedSendIDs || $0.stats.apnsSendsByID[apnsID] != nil {
-                    $0.stats.apnsSendsByID[apnsID, default: 0] += 1
-                } else {
-                    $0.stats.apnsSendIDsNotRecorded += 1
-                }
-            }
+            for apnsID in tally.apnsIDs { countSendID(apnsID, in: &$0.stats) }
         }
     }
 
     /// Records one processed request (its answer may still be lost) in the stats.
     func record(_ response: SimulatorResponse, apnsID: String?, fcmValidateOnly: Bool = false) {
-        let key = "\(response.provider)|\(response.status)|\(response.reason)"
+        let key = Self.responseKey(response.provider, response.status, response.reason)
         storage.withLock {
             $0.stats.responses[key, default: 0] += 1
             if let apnsID {
-                if recordSendIDs, $0.stats.apnsSendsByID.count < maxRecordedSendIDs || $0.stats.apnsSendsByID[apnsID] != nil {
-                    $0.stats.apnsSendsByID[apnsID, default: 0] += 1
+                if recordSendIDs {
+                    countSendID(apnsID, in: &$0.stats)
                 } else {
                     $0.stats.apnsSendIDsNotRecorded += 1
                 }
@@ -181,6 +175,21 @@ final class SimulatorState: Sendable {
                 if response.provider == "apns" { $0.stats.apnsAccepted += 1 }
                 if response.provider == "fcm", !fcmValidateOnly { $0.stats.fcmAccepted += 1 }
             }
+        }
+    }
+
+    /// The `responses` key of an answer: `provider|status|reason`.
+    static func responseKey(_ provider: String, _ status: Int, _ reason: String) -> String {
+        "\(provider)|\(status)|\(reason)"
+    }
+
+    /// Counts one send of a valid `apns-id` (caller holds the lock): by id up
+    /// to the recording cap, beyond it only in the not-recorded total.
+    private func countSendID(_ apnsID: String, in stats: inout SimulatorStats) {
+        if stats.apnsSendsByID.count < maxRecordedSendIDs || stats.apnsSendsByID[apnsID] != nil {
+            stats.apnsSendsByID[apnsID, default: 0] += 1
+        } else {
+            stats.apnsSendIDsNotRecorded += 1
         }
     }
 
