@@ -44,9 +44,10 @@ public enum FCMTranslator {
     public static func isWellFormedToken(_ token: String) -> Bool {
         let utf8 = token.utf8
         guard (20...4096).contains(utf8.count) else { return false }
-        // Over the contiguous bytes when the string has them (native strings do): iterating
+        // Over the contiguous bytes, as the APNs check reads its token: iterating
         // `String.UTF8View` costs several times more per byte, and tokens run to 160+ bytes.
-        return utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isTokenByte) } ?? utf8.allSatisfy(isTokenByte)
+        var token = token
+        return token.withUTF8 { $0.allSatisfy(isTokenByte) }
     }
 
     /// `[A-Za-z0-9_:-]`.
