@@ -103,7 +103,7 @@ let package = Package(
         // Tier 1: pure unit tests.
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
         // Tier 2: component tests against real local servers.
-        .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushCore"]),
+        .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushCore", "PushProducer"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushCore"]),
         .testTarget(
             name: "PushProvidersTests",

@@ -24,6 +24,16 @@ public final class NotificationPublisher: Sendable {
         self.topic = topic ?? "\(topicPrefix).notifications"
     }
 
+    /// Connects to the brokers and reads the intake topic's metadata, so the
+    /// first `publish` does not wait for either; a service can call it at start
+    /// to fail fast when Kafka is unreachable or the topic is missing.
+    /// - Returns: the intake topic's partition count.
+    /// - Throws: `KafkaError` if no broker answered within `timeout` or the topic does not exist.
+    @discardableResult
+    public func connect(timeout: Duration = .seconds(10)) async throws -> Int {
+        try await producer.partitionCount(topic: topic, timeout: timeout)
+    }
+
     /// Validates and publishes one notification.
     /// - Throws: `IntakeError` if it would be rejected; `KafkaError` if the brokers refuse it.
     @discardableResult

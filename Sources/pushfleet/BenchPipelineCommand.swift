@@ -20,7 +20,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Enqueue at this many notifications per second while the workers run (default: all first).")
     var rate: Double?
 
-    @Option(name: .long, help: "Partitions of push.notifications (default: enough for the mock cluster's ~5 MiB per partition).")
+    @Option(name: .long, help: "Partitions of push.notifications (default: enough for the mock cluster's ~5 MiB per partition; 4 with --rate).")
     var partitions: Int32?
 
     @Option(name: .customLong("kafka-property"), help: ArgumentHelp(
@@ -63,8 +63,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-bench-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        // About 400 bytes a message; the mock cluster keeps ~5 MiB per partition.
-        let partitionCount = partitions ?? Int32(max(6, min(512, notifications / 6_000 + 1)))
+        let partitionCount = partitions ?? Self.defaultPartitions(notifications: notifications, paced: rate != nil)
         let run = BenchPipelineRun(directory: directory, databaseURL: url, logger: logger,
                                    notifications: notifications, workers: workers, partitions: partitionCount, rate: rate,
                                    kafkaProperties: Self.properties(kafkaProperties), maxInFlight: maxInFlight, connections: connections)
@@ -80,6 +79,20 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     /// message up to 500 ms (librdkafka's default) late. The bench shortens it
     /// so the latency figure is the worker's, not that mock artifact.
     static let mockFetchWait = ["fetch.wait.max.ms": "10"]
+
+    /// Enqueue-first: the whole run must fit the mock cluster's log, which keeps
+    /// ~5 MiB per partition (about 400 bytes a message). Paced: the workers keep up,
+    /// so the log only holds the backlog, and fewer partitions matter more. The mock
+    /// broker finds a fetch's offset by walking the partition's message sets from the
+    /// oldest (librdkafka 2.0.2's `rd_kafka_mock_msgset_find`; a real broker uses an
+    /// index), and a paced producer lingering 5 ms writes a message set per partition
+    /// per few messages: with 17 partitions at 4,000/s the walk took a quarter of a core
+    /// by the end of a 100k run, which the workers' latency then paid for. Four
+    /// partitions make each set ~4× bigger and the walk ~4× shorter, and still hold
+    /// ~50,000 messages of backlog.
+    static func defaultPartitions(notifications: Int, paced: Bool) -> Int32 {
+        paced ? 4 : Int32(max(6, min(512, notifications / 6_000 + 1)))
+    }
 
     static func properties(_ pairs: [String]) -> [String: String] {
         var properties = mockFetchWait

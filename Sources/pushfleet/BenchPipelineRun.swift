@@ -38,7 +38,8 @@ struct BenchPipelineRun {
             try writeConfig(setup: setup, sink: sink, bootstrap: cluster.bootstrapServers)
             _ = try await MigrateCommand.migrate(url: databaseURL, directory: try migrationsDirectory(nil), logger: logger)
             say("local stack: kafka \(cluster.bootstrapServers) (\(Self.topic) × \(partitions)), sink pid \(sink.process.processIdentifier), app \(app)")
-            let publisher = BenchPublisher(app: app, bootstrap: cluster.bootstrapServers, logger: logger)
+            let publisher = try await BenchPublisher.prepare(
+                app: app, bootstrap: cluster.bootstrapServers, count: notifications, rate: rate, logger: logger)
 
             var enqueueSeconds = 0.0
             var produced = 0
@@ -53,10 +54,9 @@ struct BenchPipelineRun {
                 try await Task.sleep(for: .seconds(8))
                 workStart = ContinuousClock.now
                 workStartDate = Date()
-                let count = notifications
-                publishing = Task { try await publisher.publish(count: count, rate: rate) }
+                publishing = Task { try await publisher.publish() }
             } else {
-                (produced, enqueueSeconds) = try await publisher.publish(count: notifications, rate: nil)
+                (produced, enqueueSeconds) = try await publisher.publish()
                 say("enqueued \(produced) notifications in \(String(format: "%.1f", enqueueSeconds)) s; starting \(workers) worker(s)")
                 workStart = ContinuousClock.now
                 workStartDate = Date()

@@ -5,15 +5,34 @@ import PushProducer
 
 /// Enqueues the pipeline benchmark's notifications: one iOS device each, a
 /// fresh token per notification, keyed by token as product services do.
-struct BenchPublisher: Sendable {
+/// `prepare` does what a long-running product service has done before its
+/// first notification (connect, learn the topic); `publish` is the timed part.
+final class BenchPublisher: Sendable {
     let app: String
-    let bootstrap: String
-    let logger: Logger
+    let count: Int
+    /// Notifications per second, or nil to enqueue them all at once.
+    let rate: Double?
+    private let publisher: NotificationPublisher
+    private let createdAt = Date()
+    /// A paced run's messages, encoded before its clock starts: making up the
+    /// bench's notifications is not the system under test, and in the timed
+    /// window it would take CPU from the cores the workers, PostgreSQL and the
+    /// sink share. Enqueue-first runs encode as they go (flat memory for 1M).
+    private let encoded: [(key: [UInt8], value: [UInt8])]
 
-    /// Publishes `count` notifications, all at once (at most 10,000 awaiting
-    /// acknowledgement) or paced at `rate` per second. Returns how many the
-    /// brokers acknowledged and the seconds it took.
-    func publish(count: Int, rate: Double?) async throws -> (Int, Double) {
+    private init(app: String, count: Int, rate: Double?, publisher: NotificationPublisher) {
+        self.app = app
+        self.count = count
+        self.rate = rate
+        self.publisher = publisher
+        let createdAt = self.createdAt
+        self.encoded = rate == nil ? [] : (0..<count).map { Self.message($0, app: app, createdAt: createdAt) }
+    }
+
+    /// Creates the producer, connects it and reads the intake topic's metadata
+    /// (else the first messages' enqueue time would include that), and encodes
+    /// a paced run's messages.
+    static func prepare(app: String, bootstrap: String, count: Int, rate: Double?, logger: Logger) async throws -> BenchPublisher {
         // Enqueue-first: bigger producer batches (linger 100 ms instead of 5). The mock
         // broker answers a fetch with one message set per partition (a real broker
         // fills max.partition.fetch.bytes), so tiny batches would make the workers'
@@ -21,25 +40,48 @@ struct BenchPublisher: Sendable {
         // Paced runs keep the default: linger is part of their enqueue→accepted.
         let publisher = try NotificationPublisher(
             bootstrapServers: bootstrap, properties: rate == nil ? ["linger.ms": "100"] : [:], logger: logger)
+        do {
+            try await publisher.connect()
+        } catch {
+            await publisher.close()
+            throw error
+        }
+        return BenchPublisher(app: app, count: count, rate: rate, publisher: publisher)
+    }
+
+    /// Publishes the notifications, all at once (at most 10,000 awaiting
+    /// acknowledgement) or paced at `rate` per second, then closes the producer.
+    /// Returns how many the brokers acknowledged and the seconds it took.
+    func publish() async throws -> (Int, Double) {
         let start = ContinuousClock.now
-        let createdAt = Date()
         var acknowledged = 0
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 var inFlight = 0
-                for i in 0..<count {
+                var next = 0
+                while next < count {
+                    // Paced: wake at most once a millisecond and publish every message due
+                    // by then (a sleep per message would cost a timer wake-up each).
+                    var due = count
                     if let rate {
-                        let due = start + .nanoseconds(Int64(Double(i) / rate * 1e9))
-                        if due > ContinuousClock.now { try await Task.sleep(until: due, clock: .continuous) }
+                        due = min(count, Int((ContinuousClock.now - start).seconds * rate) + 1)
+                        if due <= next {
+                            let nextDue = start + .nanoseconds(Int64(Double(next) / rate * 1e9))
+                            try await Task.sleep(until: max(nextDue, .now + .milliseconds(1)), clock: .continuous)
+                            continue
+                        }
                     }
-                    if inFlight >= 10_000 {
-                        _ = try await group.next()
-                        inFlight -= 1
-                        acknowledged += 1
+                    while next < due {
+                        if inFlight >= 10_000 {
+                            _ = try await group.next()
+                            inFlight -= 1
+                            acknowledged += 1
+                        }
+                        let (key, value) = rate == nil ? Self.message(next, app: app, createdAt: createdAt) : encoded[next]
+                        group.addTask { [publisher] in _ = try await publisher.publishRaw(value, key: key) }
+                        inFlight += 1
+                        next += 1
                     }
-                    let (key, value) = Self.message(i, app: app, createdAt: createdAt)
-                    group.addTask { _ = try await publisher.publishRaw(value, key: key) }
-                    inFlight += 1
                 }
                 while try await group.next() != nil { acknowledged += 1 }
             }
