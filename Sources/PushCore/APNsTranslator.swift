@@ -83,7 +83,9 @@ public enum APNsTranslator {
             return .failure(TranslationError(code: "ReservedKey", message: "custom data must not use the key \"aps\""))
         }
         let type = pushType(for: n)
-        let body = payload(for: n)
+        // The payload decode measured, when it is still this notification's (see `apnsPayload`).
+        let body = n.apnsPayload ?? payload(for: n)
+        assert(n.apnsPayload == nil || body == payload(for: n), "the kept APNs payload is stale")
         guard body.count <= type.maxPayloadBytes else {
             return .failure(TranslationError(
                 code: "PayloadTooLarge", message: "APNs payload is \(body.count) bytes, over Apple's \(type.maxPayloadBytes)-byte limit"))

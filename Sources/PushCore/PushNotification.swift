@@ -7,57 +7,72 @@ public struct PushNotification: Sendable, Equatable {
     public static let supportedSchemaVersions: ClosedRange<Int> = 1...1
 
     /// The intake schema version the producer wrote.
-    public var schemaVersion: Int
+    public var schemaVersion: Int { didSet { apnsPayload = nil } }
     /// Producer-assigned id; with the device it keys the delivery ledger.
-    public var id: UUID
+    public var id: UUID { didSet { apnsPayload = nil } }
     /// The app this is for (a key of the worker's app configuration).
-    public var app: String
+    public var app: String { didSet { apnsPayload = nil } }
     /// When the product created it; deliveries are partitioned by its day.
-    public var createdAt: Date
+    public var createdAt: Date { didSet { apnsPayload = nil } }
     /// Absolute expiry; past it the notification is recorded `expired` and not sent.
-    public var expiresAt: Date?
+    public var expiresAt: Date? { didSet { apnsPayload = nil } }
     /// Delivery urgency.
-    public var priority: Priority
+    public var priority: Priority { didSet { apnsPayload = nil } }
     /// Newer notifications with the same key replace older ones (at most 64 bytes).
-    public var collapseKey: String?
+    public var collapseKey: String? { didSet { apnsPayload = nil } }
     /// Device-token recipients: what the worker sends to, one request each.
-    public var recipients: [Recipient]
+    public var recipients: [Recipient] { didSet { apnsPayload = nil } }
     /// What the user sees.
-    public var alert: Alert?
+    public var alert: Alert? { didSet { apnsPayload = nil } }
     /// The app icon badge (APNs `badge`, FCM `notification_count`).
-    public var badge: Int?
+    public var badge: Int? { didSet { apnsPayload = nil } }
     /// The sound to play.
-    public var sound: Sound?
+    public var sound: Sound? { didSet { apnsPayload = nil } }
     /// Silent/background notification (APNs `content-available`).
-    public var contentAvailable: Bool
+    public var contentAvailable: Bool { didSet { apnsPayload = nil } }
     /// Custom key-value data delivered to the app (outside `aps` on APNs, `data` on FCM).
-    public var data: [(key: String, value: JSONValue)]
+    public var data: [(key: String, value: JSONValue)] { didSet { apnsPayload = nil } }
 
     /// Recipients given by user id (`{"user_id": …}`); the worker resolves them to devices.
-    public var userRecipients: [String] = []
+    public var userRecipients: [String] = [] { didSet { apnsPayload = nil } }
     /// FCM topic or condition targets (`{"topic": …}`, `{"condition": …}`): one FCM request each.
-    public var fcmTargets: [FCMTarget] = []
+    public var fcmTargets: [FCMTarget] = [] { didSet { apnsPayload = nil } }
     /// APNs `category` / FCM `android.notification.click_action`: the app's action set.
-    public var category: String?
+    public var category: String? { didSet { apnsPayload = nil } }
     /// APNs `thread-id`: groups notifications on the device.
-    public var threadID: String?
+    public var threadID: String? { didSet { apnsPayload = nil } }
     /// APNs `mutable-content`: let the app's notification service extension modify it.
-    public var mutableContent: Bool = false
+    public var mutableContent: Bool = false { didSet { apnsPayload = nil } }
     /// APNs `interruption-level` (iOS 15+).
-    public var interruptionLevel: InterruptionLevel?
+    public var interruptionLevel: InterruptionLevel? { didSet { apnsPayload = nil } }
     /// APNs `relevance-score`, 0...1: ordering in the notification summary.
-    public var relevanceScore: Double?
+    public var relevanceScore: Double? { didSet { apnsPayload = nil } }
     /// APNs `target-content-id`: the window/content to bring forward.
-    public var targetContentID: String?
+    public var targetContentID: String? { didSet { apnsPayload = nil } }
     /// Image URL: FCM `notification.image` (and `apns.fcm_options.image` for topic targets).
-    public var imageURL: String?
+    public var imageURL: String? { didSet { apnsPayload = nil } }
     /// `ttl_seconds: 0`: deliver only if the device is reachable now
     /// (`apns-expiration: 0`, FCM `ttl: "0s"`); the provider does not store it.
-    public var doNotStore: Bool = false
+    public var doNotStore: Bool = false { didSet { apnsPayload = nil } }
     /// Per-platform raw overrides for APNs (push type, topic, extra `aps` keys, headers).
-    public var apns: APNsOverrides = APNsOverrides()
+    public var apns: APNsOverrides = APNsOverrides() { didSet { apnsPayload = nil } }
     /// Per-platform raw overrides for FCM (`android`, `webpush`, `apns`, `fcm_options` blocks).
-    public var fcm: FCMOverrides = FCMOverrides()
+    public var fcm: FCMOverrides = FCMOverrides() { didSet { apnsPayload = nil } }
+
+    /// The APNs payload (`APNsTranslator.payload(for:)`) that decode renders
+    /// to check Apple's size limit, kept so that translation sends these bytes
+    /// instead of rendering the same ones again for each iOS recipient (the
+    /// payload does not depend on the token). Nil when decode had no iOS
+    /// recipient, and for notifications built in code.
+    ///
+    /// Setting any stored property drops it (`didSet`), so a notification
+    /// changed after decode is rendered afresh, never sent stale bytes. Any
+    /// property, not only those the payload reads, so the rule holds without
+    /// knowing which those are; the worker changes a decoded notification only
+    /// after translating it (to re-publish it for a retry), so this costs it
+    /// nothing. A new stored property needs the same `didSet`. Not part of
+    /// `==` or of the intake JSON.
+    var apnsPayload: [UInt8]?
 
     /// A notification; the newer fields are set as properties after `init`.
     public init(
@@ -71,18 +86,21 @@ public struct PushNotification: Sendable, Equatable {
             priority: priority, collapseKey: collapseKey, recipients: recipients, alert: alert, badge: badge,
             sound: sound, contentAvailable: contentAvailable, data: data, userRecipients: [], fcmTargets: [],
             category: nil, threadID: nil, mutableContent: false, interruptionLevel: nil, relevanceScore: nil,
-            targetContentID: nil, imageURL: nil, doNotStore: false, apns: APNsOverrides(), fcm: FCMOverrides())
+            targetContentID: nil, imageURL: nil, doNotStore: false, apns: APNsOverrides(), fcm: FCMOverrides(),
+            keepsAPNsPayload: false)
     }
 
     /// Every field at once: what decode builds, so the result is made in place
     /// (set field by field after `init`, the finished value was copied twice).
+    /// `keepsAPNsPayload` (decode) renders `apnsPayload` here when there is an
+    /// iOS recipient, for the same reason: set after `init`, it cost a copy.
     init(
         schemaVersion: Int, id: UUID, app: String, createdAt: Date, expiresAt: Date?, priority: Priority,
         collapseKey: String?, recipients: [Recipient], alert: Alert?, badge: Int?, sound: Sound?,
         contentAvailable: Bool, data: [(key: String, value: JSONValue)], userRecipients: [String],
         fcmTargets: [FCMTarget], category: String?, threadID: String?, mutableContent: Bool,
         interruptionLevel: InterruptionLevel?, relevanceScore: Double?, targetContentID: String?, imageURL: String?,
-        doNotStore: Bool, apns: APNsOverrides, fcm: FCMOverrides
+        doNotStore: Bool, apns: APNsOverrides, fcm: FCMOverrides, keepsAPNsPayload: Bool
     ) {
         self.schemaVersion = schemaVersion
         self.id = id
@@ -109,6 +127,9 @@ public struct PushNotification: Sendable, Equatable {
         self.doNotStore = doNotStore
         self.apns = apns
         self.fcm = fcm
+        if keepsAPNsPayload, recipients.contains(where: { $0.platform == .ios }) {
+            apnsPayload = APNsTranslator.payload(for: self)
+        }
     }
 
     public static func == (lhs: PushNotification, rhs: PushNotification) -> Bool {

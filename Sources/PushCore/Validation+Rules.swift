@@ -52,11 +52,12 @@ extension PushNotification {
 
     /// The providers' size limits, measured on the exact bytes translation
     /// produces: APNs 4096 (VoIP 5120), FCM 4096 per token (longest token
-    /// counted) and 2048 for topic/condition messages.
+    /// counted) and 2048 for topic/condition messages. The APNs payload is the
+    /// one decode kept (`apnsPayload`), rendered here only when there is none.
     func payloadLimitIssues() -> [ValidationIssue] {
         var issues: [ValidationIssue] = []
         if recipients.contains(where: { $0.platform == .ios }) {
-            let size = APNsTranslator.payload(for: self).count
+            let size = (apnsPayload ?? APNsTranslator.payload(for: self)).count
             let limit = APNsTranslator.pushType(for: self).maxPayloadBytes
             if size > limit {
                 issues.append(ValidationIssue(path: "$", reason: "APNs payload is \(size) bytes after translation, over Apple's \(limit)-byte limit"))
@@ -64,6 +65,8 @@ extension PushNotification {
         }
         // The same bytes FCMTranslator.request writes (straight out, no tree), measured and
         // dropped; the first of the longest Android tokens, then each topic and condition.
+        // Not kept as the APNs payload is: a message names its token and counts `android.ttl`
+        // from the `now` translation is given, so it could serve one recipient's request at most.
         func check(_ target: FCMTranslator.Target) {
             let size = FCMTranslator.message(for: self, target: target, now: nil).count
             if size > target.maxMessageBytes {

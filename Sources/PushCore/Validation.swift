@@ -82,7 +82,7 @@ extension PushNotification {
 
     /// Decodes and validates an already-parsed intake object: field by field,
     /// then the rules across fields, then the provider payload limits on the
-    /// translated payloads.
+    /// translated payloads (the APNs payload is kept for translation to send).
     public static func decode(_ json: JSONValue) -> Result<PushNotification, IntakeError> {
         var reader = FieldReader(json: json)
 
@@ -151,7 +151,8 @@ extension PushNotification {
             badge: badge, sound: sound, contentAvailable: contentAvailable, data: data,
             userRecipients: targets.userIDs, fcmTargets: targets.fcm, category: category, threadID: threadID,
             mutableContent: mutableContent, interruptionLevel: interruptionLevel, relevanceScore: relevanceScore,
-            targetContentID: targetContentID, imageURL: imageURL, doNotStore: doNotStore, apns: apns, fcm: fcm)
+            targetContentID: targetContentID, imageURL: imageURL, doNotStore: doNotStore, apns: apns, fcm: fcm,
+            keepsAPNsPayload: true)
         let issues = n.consistencyIssues() + n.payloadLimitIssues()
         guard issues.isEmpty else {
             return .failure(IntakeError(kind: .invalid, issues: issues, notificationID: id, app: app))
