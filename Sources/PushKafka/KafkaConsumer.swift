@@ -79,21 +79,29 @@ public final class KafkaConsumer: @unchecked Sendable {
     }
 
     /// Up to `maxMessages` messages, waiting at most `timeout` for the first; `[]` on
-    /// timeout. Informational per-partition events (`_PARTITION_EOF`, transient broker
-    /// errors) are logged, not thrown; a fatal error is thrown.
-    public func poll(maxMessages: Int, timeout: Duration) async throws -> [KafkaMessage] {
-        try await pollThread.run { [self] in try self.pollBlocking(maxMessages: maxMessages, timeout: timeout) }
+    /// timeout. Once the first has arrived, waits up to `linger` more for others to
+    /// make a fuller batch (`.zero`: only what is already queued), never past
+    /// `maxMessages`. Informational per-partition events (`_PARTITION_EOF`,
+    /// transient broker errors) are logged, not thrown; a fatal error is thrown.
+    public func poll(maxMessages: Int, timeout: Duration, linger: Duration = .zero) async throws -> [KafkaMessage] {
+        try await pollThread.run { [self] in
+            try self.pollBlocking(maxMessages: maxMessages, timeout: timeout, linger: linger)
+        }
     }
 
-    private func pollBlocking(maxMessages: Int, timeout: Duration) throws -> [KafkaMessage] {
+    private func pollBlocking(maxMessages: Int, timeout: Duration, linger: Duration) throws -> [KafkaMessage] {
         if let fatal = context.fatalError.withLock({ $0 }) { throw KafkaError.fatal(fatal) }
         let deadline = ContinuousClock.now + timeout
         return try handle.withHandle { rk in
             var messages: [KafkaMessage] = []
             messages.reserveCapacity(min(maxMessages, 1024))
+            var lingerEnd: ContinuousClock.Instant?
             while messages.count < maxMessages {
-                // Wait only while nothing has arrived; then drain what is already queued.
-                let wait = messages.isEmpty ? (deadline - ContinuousClock.now).kafkaMilliseconds : 0
+                // Wait while nothing has arrived, then for the rest of the linger (if any),
+                // then take only what is already queued.
+                if lingerEnd == nil, !messages.isEmpty { lingerEnd = ContinuousClock.now + linger }
+                let wait = lingerEnd.map { max(0, ($0 - ContinuousClock.now).kafkaMilliseconds) }
+                    ?? (deadline - ContinuousClock.now).kafkaMilliseconds
                 guard let message = rd_kafka_consumer_poll(rk, wait) else {
                     if wait == 0 { break } else { continue }
                 }

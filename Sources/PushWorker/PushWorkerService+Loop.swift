@@ -16,6 +16,7 @@ extension PushWorkerService {
         let totalLimit = configuration.worker.inFlightLimit
         let partitionLimit = configuration.worker.maxInFlightPerPartition
         let patience = configuration.worker.boundPatience
+        let linger = configuration.worker.pollLinger
         var delayed = DelayedPartitions()
         var pauses = PartitionPauses()
         var atBoundSince: ContinuousClock.Instant?
@@ -53,9 +54,11 @@ extension PushWorkerService {
                 let total = stuck ? totalLimit : Int.max
                 applyBackpressure(&pauses, context, total: total, perPartition: partitionLimit)
                 let throttled = !pauses.partitions(.backpressure).isEmpty
-                // While throttled, poll briefly so a resume follows a completion closely.
+                // While throttled, poll briefly so a resume follows a completion closely, and
+                // without linger: the room is small.
                 let polled = try await context.consumer.poll(
-                    maxMessages: max(1, min(batchSize, room)), timeout: throttled ? .milliseconds(10) : .milliseconds(100))
+                    maxMessages: max(1, min(batchSize, room)), timeout: throttled ? .milliseconds(10) : .milliseconds(100),
+                    linger: throttled ? .zero : linger)
                 health?.heartbeat()
                 forget(revoked.withLock { r in defer { r = [] }; return r })
                 let now = Date()

@@ -31,6 +31,9 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     @Option(name: .long, help: "worker.max_in_flight of the workers (default: the worker's own, 1,024).")
     var maxInFlight: Int?
 
+    @Option(name: .long, help: "worker.poll_linger_ms of the workers (default: the worker's own, 5).")
+    var pollLingerMs: Int?
+
     @Option(name: .long, help: "tls.max_connections_per_host of the workers (default: the worker's own, 2).")
     var connections: Int?
 
@@ -49,6 +52,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         guard notifications > 0, workers > 0 else { throw ValidationError("--notifications and --workers must be positive") }
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
         if let maxInFlight, maxInFlight <= 0 { throw ValidationError("--max-in-flight must be positive") }
+        if let pollLingerMs, !(0...1_000).contains(pollLingerMs) { throw ValidationError("--poll-linger-ms must be 0...1000") }
         if let connections, connections <= 0 { throw ValidationError("--connections must be positive") }
         for p in kafkaProperties where p.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first?.isEmpty != false
             || !p.contains("=") {
@@ -66,7 +70,8 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         let partitionCount = partitions ?? Self.defaultPartitions(notifications: notifications, paced: rate != nil)
         let run = BenchPipelineRun(directory: directory, databaseURL: url, logger: logger,
                                    notifications: notifications, workers: workers, partitions: partitionCount, rate: rate,
-                                   kafkaProperties: Self.properties(kafkaProperties), maxInFlight: maxInFlight, connections: connections)
+                                   kafkaProperties: Self.properties(kafkaProperties), maxInFlight: maxInFlight,
+                                   pollLingerMs: pollLingerMs, connections: connections)
         let report = try await run.run(timeout: .seconds(timeout))
         say(report.table(title: "pushfleet bench pipeline"))
         if let json { try report.writeJSON(to: json) }

@@ -13,7 +13,9 @@ extension BenchPipelineRun {
                 ("properties", .object(kafkaProperties.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
             ])),
             ("database", .object([("url", .string(databaseURL)), ("pool_size", .int(4))])),
-            ("worker", .object(maxInFlight.map { [("max_in_flight", JSONValue.int(Int64($0)))] } ?? [])),
+            ("worker", .object(
+                (maxInFlight.map { [("max_in_flight", JSONValue.int(Int64($0)))] } ?? [])
+                    + (pollLingerMs.map { [("poll_linger_ms", JSONValue.int(Int64($0)))] } ?? []))),
             ("tls", .object([("ca_bundle", .string(sink.caPath))]
                 + (connections.map { [("max_connections_per_host", JSONValue.int(Int64($0)))] } ?? []))),
             ("observability", .object([("listen", .string("127.0.0.1:0"))])),

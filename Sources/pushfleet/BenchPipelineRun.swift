@@ -19,6 +19,8 @@ struct BenchPipelineRun {
     let kafkaProperties: [String: String]
     /// `worker.max_in_flight`, when set.
     let maxInFlight: Int?
+    /// `worker.poll_linger_ms`, when set.
+    let pollLingerMs: Int?
     /// `tls.max_connections_per_host`, when set.
     let connections: Int?
     /// A fresh app name per run, so counts never include an earlier run's rows.
@@ -86,6 +88,7 @@ struct BenchPipelineRun {
             report.add("workers", "worker processes", workers)
             report.add("partitions", "partitions", Int(partitions))
             report.add("max_in_flight", "worker.max_in_flight", text: maxInFlight.map { "\($0)" } ?? "default")
+            report.add("poll_linger_ms", "worker.poll_linger_ms", text: pollLingerMs.map { "\($0)" } ?? "default")
             report.add("connections", "tls.max_connections_per_host", text: connections.map { "\($0)" } ?? "default")
             report.add("kafka_properties", "workers' extra librdkafka properties",
                        text: kafkaProperties.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))

@@ -35,6 +35,12 @@ final class WorkerConfigurationTests: XCTestCase {
         XCTAssertEqual(config.database.url, "postgresql://db/push")
         XCTAssertEqual(config.apps["shop"]?.fcm?.serviceAccountPath, "/secrets/sa.json")
         XCTAssertNil(config.apps["shop"]?.apns)
+        XCTAssertEqual(config.worker.pollLinger, .milliseconds(5))
+
+        let lingerless = try write("""
+            {"worker": {"poll_linger_ms": 0}, "apps": {"shop": {"fcm": {"service_account_path": "/x"}}}}
+            """)
+        XCTAssertEqual(try WorkerConfiguration.load(path: lingerless, environment: [:]).worker.pollLinger, .zero)
     }
 
     func testCertificateAuthNeedsNoSigningKey() throws {
@@ -58,6 +64,10 @@ final class WorkerConfigurationTests: XCTestCase {
 
         e = try loadError(#"{"worker": {"batch_size": 0}, \#(app)}"#)
         XCTAssertEqual(e.key, "worker.batch_size")
+
+        e = try loadError(#"{"worker": {"poll_linger_ms": 1001}, \#(app)}"#)
+        XCTAssertEqual(e.key, "worker.poll_linger_ms")
+        XCTAssertEqual(e.problem, "must be 0...1000")
 
         e = try loadError(#"{"apps": {}}"#)
         XCTAssertEqual(e.key, "apps")
