@@ -59,20 +59,6 @@ extension PostgresValue {
 /// PostgreSQL's binary array format (`array_send`): dimensions, a null flag,
 /// the element type, then each element as a big-endian length (-1 for NULL)
 /// and its binary form.
-extension PostgresValue {
-    /// Appends a text value's UTF-8, refusing NUL as `checked` does; a native
-    /// string is scanned and copied from its own buffer in one pass, without
-    /// the retained copy `checked` returns.
-    static func appendChecked(_ value: String, to out: inout [UInt8]) throws {
-        let appended: Bool? = try value.utf8.withContiguousStorageIfAvailable { bytes in
-            if bytes.contains(0) { throw nulInText }
-            out.append(contentsOf: bytes)
-            return true
-        }
-        if appended == nil { out.append(contentsOf: try checked(value).utf8) }
-    }
-}
-
 enum BinaryArray {
     static func encode<T>(_ elements: [T?], element oid: UInt32,
                           _ write: (T, inout [UInt8]) throws -> Void) rethrows -> [UInt8] {

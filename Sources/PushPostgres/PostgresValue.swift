@@ -65,6 +65,18 @@ extension PostgresValue {
 
     static let nulInText = PostgresError.invalidValue("text values cannot contain NUL (U+0000)")
 
+    /// Appends a text value's UTF-8, refusing NUL as `checked` does; a native
+    /// string is scanned and copied from its own buffer in one pass, without
+    /// the retained copy `checked` returns.
+    static func appendChecked(_ value: String, to out: inout [UInt8]) throws {
+        let appended: Bool? = try value.utf8.withContiguousStorageIfAvailable { bytes in
+            if bytes.contains(0) { throw nulInText }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if appended == nil { out.append(contentsOf: try checked(value).utf8) }
+    }
+
     static func encode(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
