@@ -1,6 +1,12 @@
 import Foundation
 
 extension APNsTranslator {
+    /// The payload decode rendered and kept (`apnsPayload`), while it is still
+    /// this notification's; else the payload rendered now.
+    static func keptOrRenderedPayload(for n: PushNotification) -> [UInt8] {
+        n.apnsPayload ?? payload(for: n)
+    }
+
     /// The exact payload bytes: `{"aps":{…}}` followed by the custom data.
     /// An `mdm` push with nothing for `aps` is the custom data alone
     /// (`{"mdm":"<PushMagic>"}`), as the MDM protocol defines it.

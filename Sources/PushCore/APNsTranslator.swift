@@ -83,8 +83,7 @@ public enum APNsTranslator {
             return .failure(TranslationError(code: "ReservedKey", message: "custom data must not use the key \"aps\""))
         }
         let type = pushType(for: n)
-        // The payload decode measured, when it is still this notification's (see `apnsPayload`).
-        let body = n.apnsPayload ?? payload(for: n)
+        let body = keptOrRenderedPayload(for: n)
         assert(n.apnsPayload == nil || body == payload(for: n), "the kept APNs payload is stale")
         guard body.count <= type.maxPayloadBytes else {
             return .failure(TranslationError(

@@ -57,7 +57,7 @@ extension PushNotification {
     func payloadLimitIssues() -> [ValidationIssue] {
         var issues: [ValidationIssue] = []
         if recipients.contains(where: { $0.platform == .ios }) {
-            let size = (apnsPayload ?? APNsTranslator.payload(for: self)).count
+            let size = APNsTranslator.keptOrRenderedPayload(for: self).count
             let limit = APNsTranslator.pushType(for: self).maxPayloadBytes
             if size > limit {
                 issues.append(ValidationIssue(path: "$", reason: "APNs payload is \(size) bytes after translation, over Apple's \(limit)-byte limit"))
