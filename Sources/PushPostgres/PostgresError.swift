@@ -70,6 +70,24 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         }
     }
 
+    /// Whether the error is about the values sent, not about the server or
+    /// the connection: a value libpq cannot send (NUL in text), or a server
+    /// error of SQLSTATE class 22 (data exception), 23 (integrity constraint
+    /// violation) or 54 (program limit exceeded, e.g. an index row too big).
+    /// Repeating the same statement fails the same way; leaving the
+    /// offending rows out lets the rest through.
+    public var isDataError: Bool {
+        switch kind {
+        case .invalidValue:
+            return true
+        case .server:
+            guard let state = sqlState else { return false }
+            return state.hasPrefix("22") || state.hasPrefix("23") || state.hasPrefix("54")
+        case .connectionFailed, .connectionLost, .decoding, .closed, .migration:
+            return false
+        }
+    }
+
     public var description: String {
         var text = "PostgresError.\(kind.rawValue)"
         if let sqlState { text += " [\(sqlState)]" }

@@ -60,7 +60,8 @@ extension BatchProcessor {
                 single.fcmTargets = item.fcmTarget.map { [$0] } ?? []
                 outcome.outgoing.append(OutgoingMessage(topic: topics.deadLetter, key: item.sourceKey,
                                                         value: single.intakeJSON().encoded(), headers: headers.kafkaHeaders,
-                                                        label: "response_lost"))
+                                                        label: "response_lost", origin: headers.origin,
+                                                        notificationID: item.notification.id))
                 outcome.deliveries.append(record(item, status: .deadLettered, reason: "ResponseLost", detail: "\(error)",
                                                  at: Date(), attempts: 1, firstAttemptAt: started, lastAttemptAt: started))
                 return outcome
@@ -86,7 +87,7 @@ extension BatchProcessor {
                     detail: nil, enqueuedAt: item.enqueuedAt, firstAttemptAt: started, lastAttemptAt: started,
                     acceptedAt: now, finalAt: now))
                 observer.enqueueToAccepted(provider: request.provider,
-                                           seconds: now.timeIntervalSince(item.notification.createdAt))
+                                           seconds: max(0, now.timeIntervalSince(item.notification.createdAt)))
             case .invalidToken(let reason, let since):
                 if item.fcmTarget == nil {
                     outcome.invalidations.append(TokenInvalidation(

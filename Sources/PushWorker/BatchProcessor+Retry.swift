@@ -45,13 +45,15 @@ extension BatchProcessor {
                 headers.dueAt = now.addingTimeInterval(delay.seconds)
                 outcome.outgoing.append(OutgoingMessage(
                     topic: topics.retryTopic(for: tier), key: first.item.sourceKey,
-                    value: notification.intakeJSON().encoded(), headers: headers.kafkaHeaders, label: tier.name))
+                    value: notification.intakeJSON().encoded(), headers: headers.kafkaHeaders, label: tier.name,
+                    origin: headers.origin, notificationID: notification.id))
             case .exhausted:
                 status = .deadLettered
                 headers.reason = "retries exhausted after attempt \(first.item.headers.attempt): \(headers.lastError ?? "")"
                 outcome.outgoing.append(OutgoingMessage(
                     topic: topics.deadLetter, key: first.item.sourceKey,
-                    value: notification.intakeJSON().encoded(), headers: headers.kafkaHeaders, label: "exhausted"))
+                    value: notification.intakeJSON().encoded(), headers: headers.kafkaHeaders, label: "exhausted",
+                    origin: headers.origin, notificationID: notification.id))
             case .expired:
                 status = .expired
             }

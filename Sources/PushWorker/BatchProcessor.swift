@@ -19,9 +19,13 @@ final class BatchProcessor: Sendable {
     let counters: Locked<WorkerCounters>
     let observer: any WorkerObserver
     let logger: Logger
+    /// The `created_at` window intake enforces.
+    let intake: WorkerConfiguration.Intake
 
     init(router: ProviderRouter, store: OutcomeStore, topics: TopicNames, retryPolicy: RetryPolicy, maxConcurrentSends: Int,
-         counters: Locked<WorkerCounters>, observer: any WorkerObserver, logger: Logger) {
+         counters: Locked<WorkerCounters>, observer: any WorkerObserver, logger: Logger,
+         intake: WorkerConfiguration.Intake = .init()) {
+        self.intake = intake
         self.router = router
         self.store = store
         self.topics = topics
@@ -81,21 +85,25 @@ final class BatchProcessor: Sendable {
     func process(_ messages: [KafkaMessage]) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
         var decoded: [WorkItem.Source] = []
+        let policy = intakePolicy()
         for message in messages {
-            var headers = RetryHeaders(message: message)
+            var headers = trustedHeaders(of: message)
             headers.setOrigin(from: message)
             if message.topic == topics.devices {
                 switch DeviceEvent.decode(message.value) {
                 case .failure(let error): reject(message, error, headers: headers, into: &outcome)
-                case .success(let event): outcome.deviceUpdates.append(event)
+                case .success(let event):
+                    outcome.deviceUpdates.append(event)
+                    outcome.deviceOrigins.append(MessageOrigin(message))
                 }
                 continue
             }
-            switch PushNotification.decode(message.value) {
+            switch PushNotification.decode(message.value, policy: policy) {
             case .failure(let error): reject(message, error, headers: headers, into: &outcome)
             case .success(let notification):
-                decoded.append(WorkItem.Source(notification: notification, enqueuedAt: message.timestamp, headers: headers,
-                                               sourceKey: message.key))
+                if outcome.origins[notification.id] == nil { outcome.origins[notification.id] = MessageOrigin(message) }
+                decoded.append(WorkItem.Source(notification: notification, enqueuedAt: enqueueTime(of: message, policy),
+                                               headers: headers, sourceKey: message.key))
             }
         }
         // User ids → valid devices: one query for the whole batch.
@@ -178,23 +186,6 @@ final class BatchProcessor: Sendable {
         }
         let sandbox = try await store.sandboxTokens(Set(indexes.map { key(items[$0]) }))
         for i in indexes where sandbox.contains(key(items[i])) { items[i].environment = .sandbox }
-    }
-
-    /// An intake message that is not a notification: recorded and dead-lettered with the reason.
-    private func reject(_ message: KafkaMessage, _ error: IntakeError, headers: RetryHeaders, into outcome: inout BatchOutcome) {
-        logger.warning("intake message rejected", metadata: [
-            "kafka.topic": "\(message.topic)", "kafka.partition": "\(message.partition)",
-            "kafka.offset": "\(message.offset)", "intake.kind": "\(error.kind.rawValue)",
-            "push.notification_id": "\(error.notificationID?.uuidString.lowercased() ?? "-")",
-            "error": "\(error)",
-        ])
-        outcome.rejections.append(IntakeRejection(
-            notificationID: error.notificationID, app: error.app, kind: error.kind.rawValue,
-            reason: error.description, topic: message.topic, partition: message.partition, offset: message.offset))
-        var dlq = headers
-        dlq.reason = "\(error.kind.rawValue): \(error.description)"
-        outcome.outgoing.append(OutgoingMessage(topic: topics.deadLetter, key: message.key, value: message.value,
-                                                headers: dlq.kafkaHeaders, label: error.kind.rawValue))
     }
 
     /// The ledger key of an FCM topic or condition target.

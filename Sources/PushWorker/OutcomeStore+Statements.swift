@@ -59,9 +59,9 @@ extension OutcomeStore {
             .textArray(records.map(\.status.rawValue)),
             .intArray(records.map { Int64($0.attempts) }),
             .intArray(records.map { $0.providerStatus.map(Int64.init) }),
-            .textArray(records.map(\.providerReason)),
-            .textArray(records.map(\.providerMessageID)),
-            .textArray(records.map(\.detail)),
+            .textArray(records.map { $0.providerReason?.storableText }),
+            .textArray(records.map { $0.providerMessageID?.storableText }),
+            .textArray(records.map { $0.detail?.storableText }),
             .timestampArray(records.map(\.enqueuedAt)),
             .timestampArray(records.map(\.firstAttemptAt)),
             .timestampArray(records.map(\.lastAttemptAt)),
@@ -80,7 +80,7 @@ extension OutcomeStore {
             .textArray(attempts.map(\.outcome)),
             .textArray(attempts.map(\.provider.rawValue)),
             .intArray(attempts.map { $0.providerStatus.map(Int64.init) }),
-            .textArray(attempts.map(\.providerReason)),
+            .textArray(attempts.map { $0.providerReason?.storableText }),
             .textArray(attempts.map { String($0.latencyMilliseconds) }),
         ]
     }

@@ -155,17 +155,19 @@ final class OutcomeStore: Sendable {
             ])
     }
 
-    private static func insertRejections(_ items: [IntakeRejection], on c: PostgresConnection) async throws {
+    static func insertRejections(_ items: [IntakeRejection], on c: PostgresConnection) async throws {
         try await c.query(
             """
-            INSERT INTO intake_rejections (notification_id, app, kind, reason, kafka_topic, kafka_partition, kafka_offset)
-            SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[])
+            INSERT INTO intake_rejections (notification_id, app, kind, reason, kafka_topic, kafka_partition, kafka_offset, field_path)
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::text[])
             ON CONFLICT (kafka_topic, kafka_partition, kafka_offset) DO NOTHING
             """,
             [
-                .uuidArray(items.map(\.notificationID)), .textArray(items.map(\.app)),
-                .textArray(items.map(\.kind)), .textArray(items.map(\.reason)), .textArray(items.map(\.topic)),
+                .uuidArray(items.map(\.notificationID)), .textArray(items.map { $0.app?.storableText }),
+                .textArray(items.map(\.kind.storableText)), .textArray(items.map(\.reason.storableText)),
+                .textArray(items.map(\.topic.storableText)),
                 .intArray(items.map { Int64($0.partition) }), .intArray(items.map(\.offset)),
+                .textArray(items.map { $0.fieldPath?.storableText }),
             ])
     }
 }

@@ -6,21 +6,22 @@ extension PushWorkerService {
     /// Processes one batch; produces its retry and dead-letter messages and
     /// waits for their delivery reports; writes its outcomes (retrying while
     /// Kafka or Postgres is away); only then completes and stores its offsets.
+    ///
+    /// A message or a record that PostgreSQL or Kafka refuses for its own
+    /// sake (a data error, a message too large) is isolated from the rest of
+    /// the batch, recorded as rejected with the error, and the batch goes
+    /// on: nothing a producer sends can hold a partition for ever.
     func handle(_ messages: [KafkaMessage], ticket: OffsetBook.Ticket, _ context: BatchContext) async throws {
-        let outcome = try await retrying("process batch") { try await context.processor.process(messages) }
+        var outcome = try await processIsolating(messages, context)
         if !outcome.outgoing.isEmpty {
-            try await retrying("produce retries and dead letters") {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for message in outcome.outgoing {
-                        group.addTask {
-                            try await context.producer.send(topic: message.topic, key: message.key, value: message.value, headers: message.headers)
-                        }
-                    }
-                    try await group.waitForAll()
-                }
-            }
+            let produced = try await OutgoingProducer(producer: context.producer, deadLetterTopic: topics.deadLetter, logger: logger)
+                .produce(outcome.outgoing)
+            for _ in produced.failed { countPoison(.deadLetter) }
+            outcome.rejections += produced.failed
+            if !produced.rerouted.isEmpty { outcome.deadLetterRerouted(produced.rerouted) }
+            outcome.outgoing = produced.sent
         }
-        let written = try await retrying("write outcomes") { try await context.processor.store.write(outcome) }
+        let written = try await writeIsolating(outcome, context)
         try Task.checkCancellation()
         for (tp, offset) in context.book.complete(ticket) {
             do { try context.consumer.storeOffset(tp, offset: offset) } catch {
@@ -28,6 +29,42 @@ extension PushWorkerService {
             }
         }
         count(outcome, written: written, messages: messages.count)
+    }
+
+    /// `process`, with a batch that PostgreSQL refuses with a data error
+    /// bisected until the message behind it is found and dead-lettered.
+    /// Every query of `process` runs before its first send, so a refused
+    /// batch has sent nothing and its halves can simply run again.
+    private func processIsolating(_ messages: [KafkaMessage], _ context: BatchContext) async throws -> BatchOutcome {
+        do {
+            return try await retrying("process batch") { try await context.processor.process(messages) }
+        } catch let error as PostgresError where error.isDataError {
+            guard messages.count > 1, let first = messages.first else {
+                countPoison(.processing)
+                return messages.first.map { context.processor.poisoned($0, error) } ?? BatchOutcome()
+            }
+            logger.warning("batch refused by PostgreSQL; isolating the message behind it", metadata: [
+                "kafka.partition": "\(first.topicPartition)", "kafka.offset": "\(first.offset)",
+                "worker.messages": "\(messages.count)", "error": "\(error)",
+            ])
+            let middle = messages.count / 2
+            var outcome = try await processIsolating(Array(messages[..<middle]), context)
+            outcome.merge(try await processIsolating(Array(messages[middle...]), context))
+            return outcome
+        }
+    }
+
+    /// `store.writeIsolating` with the worker's backoff while the database is away.
+    private func writeIsolating(_ outcome: BatchOutcome, _ context: BatchContext) async throws -> [DeliveryRecord] {
+        let result = try await context.processor.store.writeIsolating(outcome, logger: logger) { body in
+            try await self.retrying("write outcomes", body)
+        }
+        for _ in 0..<result.refused { countPoison(.write) }
+        return result.written
+    }
+
+    private func countPoison(_ stage: PoisonStage) {
+        counters.withLock { $0.poisonByStage[stage.rawValue, default: 0] += 1 }
     }
 
     /// `written`: the batch's delivery rows as the store wrote them (one per key).
@@ -68,6 +105,13 @@ extension PushWorkerService {
                 logger.warning("database unavailable; retrying", metadata: ["worker.step": "\(what)", "error": "\(error)"])
             } catch let error as KafkaError where error.isRetriable && !error.isFatal {
                 logger.warning("Kafka unavailable; retrying", metadata: ["worker.step": "\(what)", "error": "\(error)"])
+            } catch let error as PostgresError where error.kind == .server && !error.isDataError {
+                // Refused for a reason no row is to blame for (a missing table, a
+                // permission, a full disk): every batch would fail alike. Hold, loudly,
+                // until an operator fixes the database; stopping would only restart into it.
+                logger.error("database refused the batch; holding until it is fixed",
+                             metadata: ["worker.step": "\(what)", "error": "\(error)"])
+                try await Task.sleep(for: .seconds(5))
             }
             try await Task.sleep(for: delay)
             // Short cap: a restarted database or a broker back up is used within a second.

@@ -69,7 +69,7 @@ extension PushWorkerService {
                 if !polled.isEmpty {
                     count(polled)
                     for message in context.book.begin(polled) {
-                        let due = topics.isRetryTopic(message.topic) ? RetryHeaders(message: message).dueAt : nil
+                        let due = topics.dueTime(of: message, now: now)
                         if delayed.hold(message, dueAt: due, now: now) {
                             if delayed.justPaused(message.topicPartition), pauses.add(.delayedRetry, message.topicPartition) {
                                 try? context.consumer.pause([message.topicPartition])

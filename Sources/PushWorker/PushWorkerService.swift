@@ -83,7 +83,8 @@ public final class PushWorkerService: Service, Sendable {
         let processor = BatchProcessor(
             router: router, store: OutcomeStore(pool: pool, logger: logger, observer: observer), topics: topics,
             retryPolicy: configuration.retry.policy,
-            maxConcurrentSends: 1024, counters: counters, observer: observer, logger: logger)
+            maxConcurrentSends: 1024, counters: counters, observer: observer, logger: logger,
+            intake: configuration.intake)
         let context = BatchContext(consumer: consumer, producer: producer, book: book, processor: processor)
 
         logger.info("worker started", metadata: [

@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushKafka
 
 /// The ledger key of one delivery: a notification to one device token.
 struct DeliveryKey: Hashable, Sendable {
@@ -55,15 +56,36 @@ struct TokenInvalidation: Sendable {
     var reason: String
 }
 
-/// An intake message that never became a notification.
+/// An intake message that never became a notification, or a record of one
+/// that PostgreSQL or Kafka refused (`write_failed`, `dead_letter_failed`).
 struct IntakeRejection: Sendable {
     var notificationID: UUID?
     var app: String?
+    /// The named reason (`nul_character`, `too_large`, `write_failed`, ...).
     var kind: String
     var reason: String
     var topic: String
     var partition: Int32
     var offset: Int64
+    /// JSON path of the offending field, `$` for the whole message.
+    var fieldPath: String? = nil
+}
+
+/// Where a consumed message sat: what a rejection row and a dead letter name.
+struct MessageOrigin: Sendable, Hashable {
+    var topic: String
+    var partition: Int32
+    var offset: Int64
+
+    init(topic: String, partition: Int32, offset: Int64) {
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+    }
+
+    init(_ message: KafkaMessage) {
+        self.init(topic: message.topic, partition: message.partition, offset: message.offset)
+    }
 }
 
 /// Everything one batch writes in one transaction.
@@ -74,6 +96,11 @@ struct BatchOutcome: Sendable {
     var rejections: [IntakeRejection] = []
     /// Device registry changes from the devices topic.
     var deviceUpdates: [DeviceEvent] = []
+    /// The message each of `deviceUpdates` came from (same order).
+    var deviceOrigins: [MessageOrigin] = []
+    /// The message each notification of the batch came from, so a record
+    /// PostgreSQL refuses can be rejected against it.
+    var origins: [UUID: MessageOrigin] = [:]
     /// Replayed deliveries not sent again because the ledger already had them final.
     var suppressed = 0
     /// Retry and dead-letter messages to produce before the offsets may be stored.
@@ -89,6 +116,8 @@ struct BatchOutcome: Sendable {
         invalidations += other.invalidations
         rejections += other.rejections
         deviceUpdates += other.deviceUpdates
+        deviceOrigins += other.deviceOrigins
+        origins.merge(other.origins) { first, _ in first }
         suppressed += other.suppressed
         outgoing += other.outgoing
         retryNeeds += other.retryNeeds
@@ -107,4 +136,14 @@ struct RetryNeed: Sendable {
     var lastAttemptAt: Date
     /// Never sent (the client held it back): the retry keeps its attempt number.
     var notSent = false
+}
+
+extension String {
+    /// The text with every U+0000 replaced by U+FFFD: PostgreSQL `text`
+    /// cannot hold NUL, and a provider's reason or an error message is
+    /// informational, so it is stored mended rather than refused.
+    var storableText: String {
+        guard utf8.contains(0) else { return self }
+        return String(String.UnicodeScalarView(unicodeScalars.map { $0 == "\u{0}" ? "\u{FFFD}" : $0 }))
+    }
 }

@@ -6,6 +6,11 @@ import PushKafka
 /// attempt comes next, when it is due, when the first failure was, the last
 /// error, and where the message originally came from.
 public struct RetryHeaders: Sendable, Equatable {
+    /// The headers that steer a retry or name an origin: honoured only on
+    /// the retry topics (see `BatchProcessor.trustedHeaders`).
+    public static let steeringKeys: Set<String> = [
+        attemptKey, dueAtKey, firstFailureAtKey, lastErrorKey, originTopicKey, originPartitionKey, originOffsetKey, reasonKey,
+    ]
     public static let attemptKey = "pushfleet-attempt"
     public static let dueAtKey = "pushfleet-due-at"
     public static let firstFailureAtKey = "pushfleet-first-failure-at"
@@ -14,6 +19,14 @@ public struct RetryHeaders: Sendable, Equatable {
     public static let originPartitionKey = "pushfleet-origin-partition"
     public static let originOffsetKey = "pushfleet-origin-offset"
     public static let reasonKey = "pushfleet-dlq-reason"
+    /// On a dead letter whose body is not the original message: what was cut
+    /// and where the original is.
+    public static let bodyKey = "pushfleet-dlq-body"
+
+    /// The latest time a header may carry: 9999-12-31T23:59:59.999Z in milliseconds.
+    static let maxMillis: Int64 = 253_402_300_799_999
+    /// The highest attempt number read from a header (far above any `retry.max_attempts`).
+    static let maxAttempt = 1_000
 
     /// The attempt number the message's next send will be (1 on intake).
     public var attempt = 1
@@ -31,8 +44,12 @@ public struct RetryHeaders: Sendable, Equatable {
     /// Reads the headers of a consumed message; missing or malformed values stay nil.
     public init(message: KafkaMessage) {
         func text(_ key: String) -> String? { message.header(key).map { String(decoding: $0, as: UTF8.self) } }
-        func millis(_ key: String) -> Date? { text(key).flatMap(Int64.init).map { Date(timeIntervalSince1970: Double($0) / 1000) } }
-        attempt = text(Self.attemptKey).flatMap(Int.init).map { max(1, $0) } ?? 1
+        // Bounded: a header is bytes anyone with produce rights can write, and an
+        // attempt number or a time feeds arithmetic (next attempt, due time).
+        func millis(_ key: String) -> Date? {
+            text(key).flatMap(Int64.init).flatMap { (0...Self.maxMillis).contains($0) ? Date(timeIntervalSince1970: Double($0) / 1000) : nil }
+        }
+        attempt = text(Self.attemptKey).flatMap(Int.init).map { min(max(1, $0), Self.maxAttempt) } ?? 1
         dueAt = millis(Self.dueAtKey)
         firstFailureAt = millis(Self.firstFailureAtKey)
         lastError = text(Self.lastErrorKey)
@@ -45,7 +62,10 @@ public struct RetryHeaders: Sendable, Equatable {
     /// Kafka headers for a produced message.
     public var kafkaHeaders: [(name: String, value: [UInt8])] {
         var out: [(name: String, value: [UInt8])] = [(Self.attemptKey, Array(String(attempt).utf8))]
-        func millis(_ d: Date) -> [UInt8] { Array(String(Int64((d.timeIntervalSince1970 * 1000).rounded())).utf8) }
+        func millis(_ d: Date) -> [UInt8] {
+            let ms = (d.timeIntervalSince1970 * 1000).rounded()
+            return Array(String(Int64(exactly: min(max(ms, 0), Double(Self.maxMillis))) ?? 0).utf8)
+        }
         if let dueAt { out.append((Self.dueAtKey, millis(dueAt))) }
         if let firstFailureAt { out.append((Self.firstFailureAtKey, millis(firstFailureAt))) }
         if let lastError { out.append((Self.lastErrorKey, Array(lastError.prefix(500).utf8))) }
@@ -54,6 +74,12 @@ public struct RetryHeaders: Sendable, Equatable {
         if let originOffset { out.append((Self.originOffsetKey, Array(String(originOffset).utf8))) }
         if let reason { out.append((Self.reasonKey, Array(reason.prefix(1000).utf8))) }
         return out
+    }
+
+    /// The message these headers trace back to, when all three origin headers are set.
+    var origin: MessageOrigin? {
+        guard let originTopic, let originPartition, let originOffset else { return nil }
+        return MessageOrigin(topic: originTopic, partition: originPartition, offset: originOffset)
     }
 
     /// Origin headers for a message consumed at `message`, keeping an earlier origin.
@@ -74,8 +100,13 @@ struct OutgoingMessage: Sendable {
     var value: [UInt8]
     var headers: [(name: String, value: [UInt8])]
     /// For counters: the retry tier name, or the dead-letter category
-    /// (`exhausted`, `invalid`, `undecodable`, `unsupported_schema_version`, `response_lost`).
+    /// (`exhausted`, an intake reason, `response_lost`, `produce_failed`).
     var label: String = ""
+    /// The consumed message this one stands for (rejection rows name it).
+    var origin: MessageOrigin? = nil
+    /// The notification it carries, when known (a retry message rerouted to
+    /// the DLQ moves its ledger rows to `dead_lettered`).
+    var notificationID: UUID? = nil
 }
 
 /// The worker's topic names, from the configured prefix.
@@ -98,6 +129,16 @@ struct TopicNames: Sendable {
     }
 
     func isRetryTopic(_ topic: String) -> Bool { retries.contains { $0.topic == topic } }
+
+    /// When a message consumed `now` may be sent: its `pushfleet-due-at` on a
+    /// retry topic, never later than the tier's own delay from now (a due
+    /// time beyond that was not written by a worker of this configuration and
+    /// would hold the partition paused); nil elsewhere.
+    func dueTime(of message: KafkaMessage, now: Date) -> Date? {
+        guard let tier = retries.first(where: { $0.topic == message.topic })?.tier,
+              let due = RetryHeaders(message: message).dueAt else { return nil }
+        return min(due, now.addingTimeInterval(tier.delay.seconds))
+    }
 
     var consumed: [String] { [intake] + retries.map(\.topic) + [devices] }
 }

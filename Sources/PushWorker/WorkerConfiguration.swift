@@ -9,6 +9,8 @@ public struct WorkerConfiguration: Sendable {
     public var worker = Worker()
     public var tls = TLS()
     public var retry = Retry()
+    /// What intake accepts beyond the schema (`intake.*`).
+    public var intake = Intake()
     /// Metrics/health listener and log format.
     public var observability = ObservabilityConfiguration()
     /// Apps by key (the `app` field of notifications).
@@ -203,6 +205,7 @@ extension WorkerConfiguration {
                 worker.boundPatience = .milliseconds(ms)
             }
         }
+        if let i = r.object("intake") { try intake.read(ConfigReader(json: i, path: "intake.")) }
         if let rt = r.object("retry") {
             let rr = ConfigReader(json: rt, path: "retry.")
             retry.maxAttempts = try rr.int("max_attempts") ?? retry.maxAttempts

@@ -14,6 +14,14 @@ public struct WorkerCounters: Sendable {
     public var suppressed = 0
     /// Intake messages rejected (undecodable, unknown version, invalid).
     public var rejectedMessages = 0
+    /// Messages on a topic producers write (intake, devices) that carried
+    /// `pushfleet-*` retry headers, which were ignored:
+    /// `pushfleet_untrusted_headers_total`.
+    public var untrustedHeaders = 0
+    /// Records PostgreSQL or Kafka refused and that were isolated from their
+    /// batch (`write_failed`, `dead_letter_failed`, `processing_failed`):
+    /// `pushfleet_poison_records_total{stage}`.
+    public var poisonByStage: [String: Int] = [:]
     /// Retry and dead-letter messages produced.
     public var produced = 0
     /// Messages taken from each topic: `pushfleet_messages_consumed_total{topic}`.

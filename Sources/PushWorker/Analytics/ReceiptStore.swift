@@ -32,6 +32,13 @@ public struct ReceiptStore: Sendable {
         }
     }
 
+    /// Records receipt messages that did not apply (`intake_rejections`,
+    /// once per Kafka offset).
+    func recordRejections(_ rows: [IntakeRejection]) async throws {
+        guard !rows.isEmpty else { return }
+        try await pool.withConnection { connection in try await OutcomeStore.insertRejections(rows, on: connection) }
+    }
+
     /// The batch's statements, on a connection already in a transaction.
     public static func apply(_ receipts: [Receipt], on tx: PostgresConnection) async throws -> Applied {
         // Exclusive against delivery inserts (their statement trigger takes it shared): see 0002 and 0004.

@@ -17,6 +17,8 @@ public enum MetricNames {
     public static let receipts = "pushfleet_receipts_total"
     public static let batchCommit = "pushfleet_batch_commit_seconds"
     public static let partitionsAssigned = "pushfleet_partitions_assigned"
+    public static let untrustedHeaders = "pushfleet_untrusted_headers_total"
+    public static let poisonRecords = "pushfleet_poison_records_total"
 }
 
 /// Histogram bucket upper bounds, in seconds, per histogram metric.

@@ -22,6 +22,8 @@ extension WorkerMetrics {
                 deadLettered(reason: reason, count: n - (last.deadLettersByReason[reason] ?? 0))
             }
             suppressed(count: totals.suppressed - last.suppressed)
+            untrustedHeaders(count: totals.untrustedHeaders - last.untrustedHeaders)
+            for (stage, n) in totals.poisonByStage { poisonRecords(stage: stage, count: n - (last.poisonByStage[stage] ?? 0)) }
             setInFlight(totals.inFlight)
             setPartitionsAssigned(totals.partitionsAssigned)
             previous = totals

@@ -60,6 +60,19 @@ extension WorkerMetrics {
         counter(MetricNames.suppressedDuplicates).increment(by: count)
     }
 
+    /// Messages on a producer topic whose retry headers were ignored.
+    public func untrustedHeaders(count: Int) {
+        guard count > 0 else { return }
+        counter(MetricNames.untrustedHeaders).increment(by: count)
+    }
+
+    /// Records PostgreSQL or Kafka refused, isolated from their batch
+    /// (`stage`: `processing_failed`, `write_failed`, `dead_letter_failed`).
+    public func poisonRecords(stage: String, count: Int) {
+        guard count > 0 else { return }
+        counter(MetricNames.poisonRecords, [label("stage", stage)]).increment(by: count)
+    }
+
     /// A provider host's circuit breaker changed state.
     public func setCircuitState(host: String, state: CircuitState) {
         gauge(MetricNames.circuitState, [label("host", host)]).record(state.rawValue)

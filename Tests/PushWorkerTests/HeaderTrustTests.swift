@@ -1,0 +1,70 @@
+import Foundation
+import PushCore
+import PushKafka
+import PushPostgres
+import XCTest
+@testable import PushWorker
+
+/// Issue 15, item 4: `pushfleet-*` headers steer retries only on the retry
+/// topics the fleet writes. A producer that sets them on intake cannot skip
+/// attempts, fake a due time or an origin; the worker ignores and counts them.
+final class HeaderTrustTests: XCTestCase {
+    private func message(topic: String) -> KafkaMessage {
+        KafkaMessage(topic: topic, partition: 1, offset: 42, key: nil, value: Array("{}".utf8), headers: [
+            (RetryHeaders.attemptKey, Array("5".utf8)),
+            (RetryHeaders.dueAtKey, Array("99999999999999".utf8)),
+            (RetryHeaders.originTopicKey, Array("elsewhere".utf8)),
+            (RetryHeaders.originPartitionKey, Array("9".utf8)),
+            (RetryHeaders.originOffsetKey, Array("9".utf8)),
+        ])
+    }
+
+    func testRetryHeadersAreIgnoredOnProducerTopicsAndCounted() throws {
+        let processor = try RecipientResolutionTests.processor(PostgresPool(url: "postgresql://127.0.0.1:1/none", size: 1,
+                                                                            logger: AnalyticsDatabase.logger))
+        for topic in ["push.notifications", "push.devices"] {
+            var headers = processor.trustedHeaders(of: message(topic: topic))
+            XCTAssertEqual(headers.attempt, 1, topic)
+            XCTAssertNil(headers.dueAt, topic)
+            headers.setOrigin(from: message(topic: topic))
+            XCTAssertEqual(headers.origin, MessageOrigin(topic: topic, partition: 1, offset: 42))
+        }
+        XCTAssertEqual(processor.counters.withLock { $0.untrustedHeaders }, 2)
+
+        let retry = processor.trustedHeaders(of: message(topic: "push.retry.5s"))
+        XCTAssertEqual(retry.attempt, 5)
+        XCTAssertNotNil(retry.dueAt)
+        XCTAssertEqual(retry.origin, MessageOrigin(topic: "elsewhere", partition: 9, offset: 9))
+        XCTAssertEqual(processor.counters.withLock { $0.untrustedHeaders }, 2)
+
+        let plain = KafkaMessage(topic: "push.notifications", partition: 0, offset: 1, key: nil, value: [],
+                                 headers: [("traceparent", Array("00-abc".utf8))])
+        XCTAssertEqual(processor.trustedHeaders(of: plain), RetryHeaders())
+        XCTAssertEqual(processor.counters.withLock { $0.untrustedHeaders }, 2)
+    }
+
+    /// A due time far in the future (or a huge attempt number) on a retry
+    /// topic cannot hold a partition paused for ever or overflow arithmetic.
+    func testRetryHeaderValuesAreBounded() {
+        let topics = TopicNames(prefix: "push", tiers: RetryTier.defaults)
+        let now = Date()
+        let hostile = KafkaMessage(topic: "push.retry.5s", partition: 0, offset: 1, key: nil, value: [], headers: [
+            (RetryHeaders.attemptKey, Array("9223372036854775807".utf8)),
+            (RetryHeaders.dueAtKey, Array("253402300799999".utf8)),
+        ])
+        let due = topics.dueTime(of: hostile, now: now)
+        XCTAssertEqual(due?.timeIntervalSince(now) ?? -1, 5, accuracy: 0.001)
+        XCTAssertEqual(RetryHeaders(message: hostile).attempt, RetryHeaders.maxAttempt)
+        XCTAssertNil(topics.dueTime(of: KafkaMessage(topic: "push.notifications", partition: 0, offset: 1, key: nil, value: [],
+                                                     headers: hostile.headers), now: now))
+        let huge = KafkaMessage(topic: "push.retry.5s", partition: 0, offset: 1, key: nil, value: [], headers: [
+            (RetryHeaders.dueAtKey, Array("9223372036854775807".utf8)), (RetryHeaders.firstFailureAtKey, Array("-5".utf8)),
+        ])
+        XCTAssertNil(RetryHeaders(message: huge).dueAt)
+        XCTAssertNil(RetryHeaders(message: huge).firstFailureAt)
+        var far = RetryHeaders()
+        far.dueAt = Date(timeIntervalSince1970: 1e300)
+        XCTAssertEqual(far.kafkaHeaders.first { $0.name == RetryHeaders.dueAtKey }.map { String(decoding: $0.value, as: UTF8.self) },
+                       "253402300799999")
+    }
+}
