@@ -61,12 +61,20 @@ public enum APNsTranslator {
     /// `apns-expiration`: an explicit header wins; `0` (do not store) for
     /// `ttl_seconds: 0` and pushtotalk; else the expiry in UNIX seconds; nil
     /// (header omitted) when the notification does not expire.
+    ///
+    /// Total for any `Date`: the seconds are clamped to 0 ... 9999-12-31T23:59:59Z
+    /// (before 1970 is "0", as is NaN), never converted with a trap.
     public static func expiration(for n: PushNotification) -> String? {
         if let explicit = n.apns.header("apns-expiration") { return explicit }
         if n.doNotStore || pushType(for: n) == .pushtotalk { return "0" }
         guard let expiresAt = n.expiresAt else { return nil }
-        return String(max(0, Int64(expiresAt.timeIntervalSince1970.rounded(.down))))
+        let seconds = expiresAt.timeIntervalSince1970.rounded(.down)
+        guard seconds > 0 else { return "0" }  // also NaN
+        return String(Int64(exactly: min(seconds, maxExpirationSeconds)) ?? 0)
     }
+
+    /// 9999-12-31T23:59:59Z in UNIX seconds: the latest `apns-expiration` sent.
+    static let maxExpirationSeconds: Double = 253_402_300_799
 
     /// The exact request for one device token, or why there can be none
     /// (malformed token, no topic, reserved key, payload too large, collapse id too long).

@@ -85,8 +85,9 @@ extension FCMTranslator {
         if n.doNotStore { return "0s" }
         guard let expiresAt = n.expiresAt else { return nil }
         let left = expiresAt.timeIntervalSince(now ?? n.createdAt).rounded(.down)
+        // Clamped before converting, and NaN/infinity are 0: total for any dates.
         let seconds = left.isFinite ? max(0, min(Double(maxTTLSeconds), left)) : 0
-        return "\(Int64(seconds))s"
+        return "\(Int64(exactly: seconds) ?? 0)s"
     }
 
     /// `AndroidConfig` as a tree (before any `fcm.android` merge): the

@@ -158,8 +158,12 @@ extension TokenBucketLimiter {
     }
 
     static func duration(seconds: Double) -> Duration {
-        guard seconds.isFinite else { return .seconds(Int64.max / 4) }
-        return .nanoseconds(Int64((seconds * 1e9).rounded(.up)))
+        let nanoseconds = (seconds * 1e9).rounded(.up)
+        // Past Int64 nanoseconds (about 292 years), or NaN/infinity: the same far-away duration, no trap.
+        guard nanoseconds.isFinite, abs(nanoseconds) < 9.2e18, let exact = Int64(exactly: nanoseconds) else {
+            return .seconds(Int64.max / 4)
+        }
+        return .nanoseconds(exact)
     }
 }
 

@@ -125,7 +125,9 @@ public enum ResponseClassifier {
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         if let date = formatter.date(from: raw) {
-            return .seconds(max(0, Int(date.timeIntervalSince(now).rounded(.up))))
+            // A date however far away (or NaN) must not trap: clamped before converting.
+            let seconds = date.timeIntervalSince(now).rounded(.up)
+            return .seconds(seconds > 0 ? Int(exactly: min(seconds, Double(Int32.max))) ?? 0 : 0)
         }
         return nil
     }

@@ -75,8 +75,20 @@ public enum Timestamps {
     }
 
     /// Formats in UTC with milliseconds, or microseconds when the instant has them.
+    /// Total for any `Date`: instants outside years 0000 ... 9999 are clamped
+    /// to them (NaN formats as the epoch), never converted with a trap.
     public static func format(_ date: Date) -> String {
-        let totalMicros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        let exact = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let totalMicros: Int64
+        if exact.isNaN {
+            totalMicros = 0
+        } else if exact <= Double(minMicros) {
+            totalMicros = minMicros
+        } else if exact >= Double(maxMicros) {
+            totalMicros = maxMicros
+        } else {
+            totalMicros = Int64(exactly: exact) ?? 0  // integral and within range: always exact
+        }
         var seconds = totalMicros / 1_000_000
         var micros = totalMicros % 1_000_000
         if micros < 0 { micros += 1_000_000; seconds -= 1 }
@@ -91,6 +103,10 @@ public enum Timestamps {
         let fraction = micros % 1000 == 0 ? pad(Int(micros / 1000), 3) : pad(Int(micros), 6)
         return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(Int(rest / 3600), 2)):\(pad(Int(rest % 3600 / 60), 2)):\(pad(Int(rest % 60), 2)).\(fraction)Z"
     }
+
+    /// 0000-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z in UNIX microseconds: what `format` can spell.
+    private static let minMicros: Int64 = -62_167_219_200_000_000
+    private static let maxMicros: Int64 = 253_402_300_799_999_999
 
     // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).
     static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int {
