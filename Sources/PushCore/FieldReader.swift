@@ -50,8 +50,8 @@ struct FieldReader {
         FieldReader(json: value, parentPrefix: prefix, field: field, index: index)
     }
 
-    mutating func fail(_ field: String, _ reason: String) {
-        issues.append(ValidationIssue(path: prefix + field, reason: reason))
+    mutating func fail(_ field: String, _ reason: String, _ code: IntakeReason = .invalidValue) {
+        issues.append(ValidationIssue(path: prefix + field, reason: reason, code: code))
     }
 
     /// Keys are compared by length first: most keys differ in length, which
@@ -82,13 +82,13 @@ struct FieldReader {
         if let v = member(field) {
             if case .null = v {} else { return v }
         }
-        if required { fail(field, "is required") }
+        if required { fail(field, "is required", .missingField) }
         return nil
     }
 
     mutating func string(_ field: String, required: Bool = false) -> String? {
         guard let v = value(field, required: required) else { return nil }
-        guard case .string(let s) = v else { fail(field, "must be a string"); return nil }
+        guard case .string(let s) = v else { fail(field, "must be a string", .wrongType); return nil }
         return s
     }
 
@@ -100,42 +100,59 @@ struct FieldReader {
         return s
     }
 
+    /// An integer; a double is taken when it is integral and below 1e15
+    /// (exact in a double), so `3.0` reads as 3 and nothing converts with a trap.
     mutating func int(_ field: String, required: Bool = false) -> Int? {
         guard let v = value(field, required: required) else { return nil }
         switch v {
         case .int(let i):
-            guard let n = Int(exactly: i) else { fail(field, "is out of range"); return nil }
+            guard let n = Int(exactly: i) else { fail(field, "is out of range", .numberOutOfRange); return nil }
             return n
-        case .double(let d) where d == d.rounded() && abs(d) < 1e15: return Int(d)
-        default: fail(field, "must be an integer"); return nil
+        case .double(let d) where d.isFinite && d == d.rounded():
+            guard abs(d) < 1e15, let n = Int(exactly: d) else { fail(field, "is out of range", .numberOutOfRange); return nil }
+            return n
+        default: fail(field, "must be an integer", .wrongType); return nil
         }
+    }
+
+    /// An integer within `range` (`number_out_of_range` outside it).
+    mutating func int(_ field: String, required: Bool = false, in range: ClosedRange<Int>) -> Int? {
+        guard let n = int(field, required: required) else { return nil }
+        guard range.contains(n) else {
+            fail(field, "must be between \(range.lowerBound) and \(range.upperBound) (got \(n))", .numberOutOfRange)
+            return nil
+        }
+        return n
     }
 
     mutating func double(_ field: String, in range: ClosedRange<Double>) -> Double? {
         guard let v = value(field, required: false) else { return nil }
-        guard let d = v.numberValue, d.isFinite else { fail(field, "must be a number"); return nil }
-        guard range.contains(d) else { fail(field, "must be between \(range.lowerBound) and \(range.upperBound) (got \(d))"); return nil }
+        guard let d = v.numberValue else { fail(field, "must be a number", .wrongType); return nil }
+        guard d.isFinite, range.contains(d) else {
+            fail(field, "must be between \(range.lowerBound) and \(range.upperBound) (got \(d))", .numberOutOfRange)
+            return nil
+        }
         return d
     }
 
     mutating func bool(_ field: String) -> Bool? {
         guard let v = value(field, required: false) else { return nil }
-        guard case .bool(let b) = v else { fail(field, "must be true or false"); return nil }
+        guard case .bool(let b) = v else { fail(field, "must be true or false", .wrongType); return nil }
         return b
     }
 
     mutating func object(_ field: String) -> JSONValue? {
         guard let v = value(field, required: false) else { return nil }
-        guard case .object = v else { fail(field, "must be an object"); return nil }
+        guard case .object = v else { fail(field, "must be an object", .wrongType); return nil }
         return v
     }
 
     mutating func stringArray(_ field: String) -> [String]? {
         guard let v = value(field, required: false) else { return nil }
-        guard case .array(let items) = v else { fail(field, "must be an array of strings"); return nil }
+        guard case .array(let items) = v else { fail(field, "must be an array of strings", .wrongType); return nil }
         var result: [String] = []
         for (i, item) in items.enumerated() {
-            guard case .string(let s) = item else { fail("\(field)[\(i)]", "must be a string"); return nil }
+            guard case .string(let s) = item else { fail("\(field)[\(i)]", "must be a string", .wrongType); return nil }
             result.append(s)
         }
         return result
@@ -158,7 +175,10 @@ struct FieldReader {
 
     mutating func date(_ field: String, required: Bool) -> Date? {
         guard let s = string(field, required: required) else { return nil }
-        guard let d = Timestamps.parse(s) else { fail(field, "is not an RFC 3339 timestamp (\"\(s.prefix(40))\")"); return nil }
+        guard let d = Timestamps.parse(s) else {
+            fail(field, "is not an RFC 3339 timestamp (\"\(s.prefix(40))\")", .invalidTimestamp)
+            return nil
+        }
         return d
     }
 
@@ -175,7 +195,7 @@ struct FieldReader {
     /// cheaper than hashing every key of every message into a set).
     mutating func rejectUnknown(allowed: [String]) {
         for member in members where !allowed.contains(where: { FieldReader.sameKey($0, member.key) }) {
-            fail(member.key, "unknown field")
+            fail(member.key, "unknown field", .unknownField)
         }
     }
 }

@@ -2,25 +2,44 @@
 /// order, rejects trailing garbage and bounds nesting depth, so hostile input
 /// gets a specific error instead of a crash or a stack overflow.
 ///
+/// Beyond RFC 8259 it refuses what no store or provider downstream can hold,
+/// each with its `IntakeReason`: a byte order mark, invalid UTF-8 (checked
+/// while a string is scanned, not in a second pass), U+0000 in a string or
+/// key, a number no double can hold, and a duplicate key. A content error
+/// (NUL, UTF-8, number, duplicate) names the JSON path where it was found.
+///
 /// It reads the bytes in place (`parse(_:)` lends it the array's buffer for
 /// the one call), so no byte access pays for an array bounds check or a copy.
 struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
     private var depth = 0
+    /// False only to salvage the id and app of a message already refused:
+    /// then NUL, invalid UTF-8 (replaced by U+FFFD), huge numbers and
+    /// duplicate keys pass. Syntax and depth stay checked.
+    private let strict: Bool
     static let maxDepth = 64
 
-    private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    private init(_ bytes: UnsafeBufferPointer<UInt8>, strict: Bool) {
+        self.bytes = bytes
+        self.strict = strict
+    }
 
     /// Parses one JSON document from `bytes`.
-    static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
+    static func parse(_ bytes: [UInt8], strict: Bool = true) throws(JSONParseError) -> JSONValue {
         try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
-            var parser = JSONParser(buffer)
+            var parser = JSONParser(buffer, strict: strict)
             return try parser.parseDocument()
         }
     }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF {
+            throw error("starts with a UTF-8 byte order mark (EF BB BF)", .byteOrderMark)
+        }
+        if bytes.count >= 2, (bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE) {
+            throw error("starts with a UTF-16 byte order mark (intake is UTF-8 JSON)", .byteOrderMark)
+        }
         skipWhitespace()
         let value = try parseValue()
         skipWhitespace()
@@ -28,8 +47,14 @@ struct JSONParser {
         return value
     }
 
-    private func error(_ message: String) -> JSONParseError {
-        JSONParseError(message: "\(message) at byte \(index)")
+    private func error(_ message: String, _ reason: IntakeReason = .notJSON) -> JSONParseError {
+        JSONParseError(message: "\(message) at byte \(index)", reason: reason)
+    }
+
+    /// A byte as an error message can show it: never a control or non-ASCII
+    /// byte itself (a NUL in a reason would break the very row recording it).
+    private static func describe(_ byte: UInt8) -> String {
+        (0x21...0x7E).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
 
     private mutating func skipWhitespace() {
@@ -51,7 +76,7 @@ struct JSONParser {
         case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
         case UInt8(ascii: "n"): try expectLiteral("null"); return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
-        default: throw error("unexpected character '\(Character(Unicode.Scalar(bytes[index])))'")
+        default: throw error("unexpected \(JSONParser.describe(bytes[index]))")
         }
     }
 
@@ -67,7 +92,7 @@ struct JSONParser {
 
     private mutating func enter() throws(JSONParseError) {
         depth += 1
-        if depth > JSONParser.maxDepth { throw error("nesting deeper than \(JSONParser.maxDepth)") }
+        if depth > JSONParser.maxDepth { throw error("nesting deeper than \(JSONParser.maxDepth)", .tooDeep) }
     }
 
     private mutating func parseObject() throws(JSONParseError) -> JSONValue {
@@ -84,13 +109,17 @@ struct JSONParser {
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
-            let key = try parseString()
+            let key: String
+            do throws(JSONParseError) { key = try parseString() } catch { throw error.inKey() }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            let value = try parseValue()
-            if members.contains(where: { FieldReader.sameKey($0.key, key) }) { throw error("duplicate key \"\(key)\"") }
+            let value: JSONValue
+            do throws(JSONParseError) { value = try parseValue() } catch { throw error.inside(key: key) }
+            if strict, members.contains(where: { FieldReader.sameKey($0.key, key) }) {
+                throw error("duplicate key", .duplicateKey).inside(key: key)
+            }
             members.append((key, value))
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input in object") }
@@ -112,7 +141,7 @@ struct JSONParser {
         }
         while true {
             skipWhitespace()
-            items.append(try parseValue())
+            do throws(JSONParseError) { items.append(try parseValue()) } catch { throw error.inside(index: items.count) }
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input in array") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -124,7 +153,8 @@ struct JSONParser {
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // opening quote
         let start = index
-        // Fast path: no escapes.
+        // Fast path: no escapes. ASCII costs one more comparison per byte; a
+        // multi-byte sequence is validated where it stands.
         while index < bytes.count {
             let b = bytes[index]
             if b == UInt8(ascii: "\"") {
@@ -133,7 +163,11 @@ struct JSONParser {
                 return s
             }
             if b == UInt8(ascii: "\\") { break }
-            if b < 0x20 { throw error("control character in string") }
+            if b < 0x20 { throw controlCharacter(b) }
+            if b >= 0x80 {
+                index += try utf8SequenceLength()
+                continue
+            }
             index += 1
         }
         var out = Array(bytes[start..<index])
@@ -143,10 +177,11 @@ struct JSONParser {
                 index += 1
                 return String(decoding: out, as: UTF8.self)
             }
-            if b < 0x20 { throw error("control character in string") }
+            if b < 0x20 { throw controlCharacter(b) }
             if b != UInt8(ascii: "\\") {
-                out.append(b)
-                index += 1
+                let length = b >= 0x80 ? try utf8SequenceLength() : 1
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<index + length]))
+                index += length
                 continue
             }
             index += 1
@@ -166,20 +201,63 @@ struct JSONParser {
                 var scalar = try parseHex4()
                 if (0xD800...0xDBFF).contains(scalar) {
                     guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
-                    else { throw error("unpaired surrogate") }
+                    else { throw error("unpaired surrogate escape", .invalidUTF8) }
                     index += 2
                     let low = try parseHex4()
-                    guard (0xDC00...0xDFFF).contains(low) else { throw error("invalid low surrogate") }
+                    guard (0xDC00...0xDFFF).contains(low) else { throw error("invalid low surrogate escape", .invalidUTF8) }
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                 } else if (0xDC00...0xDFFF).contains(scalar) {
-                    throw error("unpaired surrogate")
+                    throw error("unpaired surrogate escape", .invalidUTF8)
                 }
-                guard let u = Unicode.Scalar(scalar) else { throw error("invalid unicode escape") }
-                out.append(contentsOf: Array(String(Character(u)).utf8))
+                if scalar == 0, strict { throw error("U+0000 (\\u0000) in a string", .nulCharacter) }
+                guard let u = Unicode.Scalar(scalar) else { throw error("invalid unicode escape", .invalidUTF8) }
+                out.append(contentsOf: String(Character(u)).utf8)
             default: throw error("invalid escape")
             }
         }
         throw error("unterminated string")
+    }
+
+    /// A raw control byte in a string: U+0000 has its own reason, the others are not JSON.
+    private func controlCharacter(_ byte: UInt8) -> JSONParseError {
+        if byte == 0 {
+            return strict ? error("U+0000 in a string", .nulCharacter) : error("control character in string")
+        }
+        return error("control character \(JSONParser.describe(byte)) in string")
+    }
+
+    /// The length of the well-formed UTF-8 sequence (2-4 bytes) that starts at
+    /// `index` with a byte >= 0x80 (Unicode 15, table 3-7: no overlong forms,
+    /// no surrogates, nothing above U+10FFFF). Lenient parsing takes an
+    /// ill-formed byte as one byte (decoding replaces it by U+FFFD).
+    private func utf8SequenceLength() throws(JSONParseError) -> Int {
+        let lead = bytes[index]
+        let length: Int
+        var low: UInt8 = 0x80, high: UInt8 = 0xBF  // the range of the second byte
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; low = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; high = 0x9F
+        case 0xF0: length = 4; low = 0x90
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; high = 0x8F
+        default: length = 0
+        }
+        var valid = length > 0 && index + length <= bytes.count
+        if valid {
+            valid = (low...high).contains(bytes[index + 1])
+            var i = 2
+            while valid, i < length {
+                valid = (0x80...0xBF).contains(bytes[index + i])
+                i += 1
+            }
+        }
+        guard valid else {
+            if strict { throw error("invalid UTF-8 (byte 0x\(String(lead, radix: 16, uppercase: true)))", .invalidUTF8) }
+            return 1
+        }
+        return length
     }
 
     private mutating func parseHex4() throws(JSONParseError) -> UInt32 {
@@ -229,7 +307,11 @@ struct JSONParser {
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         if isInteger, let i = Int64(text) { return .int(i) }
-        guard let d = Double(text) else { throw error("invalid number") }
+        // The grammar is checked: a number Double cannot give (or gives as
+        // infinity) is beyond any double, e.g. 1e400.
+        guard let d = Double(text), d.isFinite || !strict else {
+            throw error("number \(text.prefix(40)) is beyond the range of a double", .numberOutOfRange)
+        }
         return .double(d)
     }
 }

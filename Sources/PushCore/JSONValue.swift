@@ -121,10 +121,53 @@ public enum JSONValue: Sendable, Equatable {
     }
 }
 
-/// JSON that could not be parsed.
+/// JSON that could not be parsed (or holds what intake refuses), with its reason code.
 public struct JSONParseError: Error, Equatable, CustomStringConvertible {
     public var message: String
+    /// The class of problem: `not_json`, `too_deep`, `byte_order_mark`,
+    /// `invalid_utf8`, `nul_character`, `number_out_of_range` or `duplicate_key`.
+    public var reason: IntakeReason
+    /// Where a content error (NUL, UTF-8, number, duplicate key) was found,
+    /// e.g. `recipients[0].token`; `$` for the whole document and for syntax errors.
+    public var path: String
+
+    init(message: String, reason: IntakeReason = .notJSON, path: String = "$") {
+        self.message = message
+        self.reason = reason
+        self.path = path
+    }
+
     public var description: String { message }
+
+    /// Whether the path is worth tracking: only content errors have one.
+    private var isLocated: Bool {
+        reason == .nulCharacter || reason == .invalidUTF8 || reason == .numberOutOfRange || reason == .duplicateKey
+    }
+
+    /// This error, found in the value of member `key`.
+    func inside(key: String) -> JSONParseError {
+        guard isLocated else { return self }
+        var e = self
+        e.path = path == "$" ? key : path.hasPrefix("[") ? key + path : key + "." + path
+        return e
+    }
+
+    /// This error, found in the array element `index`.
+    func inside(index: Int) -> JSONParseError {
+        guard isLocated else { return self }
+        var e = self
+        e.path = path == "$" ? "[\(index)]" : path.hasPrefix("[") ? "[\(index)]" + path : "[\(index)]." + path
+        return e
+    }
+
+    /// This error, found in an object's key: the path stays the object's
+    /// (the key itself cannot be shown), the message says it was a key.
+    func inKey() -> JSONParseError {
+        guard isLocated else { return self }
+        var e = self
+        e.message = "in a key: " + message
+        return e
+    }
 }
 
 extension JSONValue: Codable {

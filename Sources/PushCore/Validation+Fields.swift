@@ -29,7 +29,7 @@ extension FieldReader {
     /// Duplicates are dropped so nobody gets the same notification twice.
     mutating func recipients() -> RecipientSet? {
         guard let v = value("recipients", required: true) else { return nil }
-        guard case .array(let items) = v else { fail("recipients", "must be an array"); return nil }
+        guard case .array(let items) = v else { fail("recipients", "must be an array", .wrongType); return nil }
         if items.isEmpty { fail("recipients", "must not be empty"); return nil }
         if items.count > IntakeLimits.maxRecipients {
             fail("recipients", "more than \(IntakeLimits.maxRecipients) recipients"); return nil
@@ -39,7 +39,7 @@ extension FieldReader {
         // A single recipient (the common case) cannot repeat: no hashing of its token.
         let single = items.count == 1
         for (i, item) in items.enumerated() {
-            guard case .object = item else { fail("recipients[\(i)]", "must be an object"); continue }
+            guard case .object = item else { fail("recipients[\(i)]", "must be an object", .wrongType); continue }
             var sub = nested("recipients", index: i, item)
             var form: String?, formCount = 0
             for name in Self.recipientForms where sub.has(name) {
@@ -47,7 +47,7 @@ extension FieldReader {
                 if form == nil { form = name }
             }
             if formCount == 0 && sub.has("platform") {
-                fail("recipients[\(i)].token", "is required")
+                fail("recipients[\(i)].token", "is required", .missingField)
                 continue
             }
             guard formCount == 1, let form else {
@@ -60,7 +60,7 @@ extension FieldReader {
             case "token":
                 let token = sub.nonEmptyString("token")
                 let platform = sub.oneOf("platform", Platform.self)
-                if !sub.has("platform") { sub.fail("platform", "is required") }
+                if !sub.has("platform") { sub.fail("platform", "is required", .missingField) }
                 sub.rejectUnknown(allowed: Self.tokenRecipientFields)
                 if let token, let platform {
                     let r = Recipient(token: token, platform: platform)
@@ -135,7 +135,7 @@ extension FieldReader {
             guard let name else { return nil }
             return PushNotification.Sound(name: name, critical: critical, volume: volume)
         default:
-            fail("sound", "must be a sound name or an object {name, critical, volume}")
+            fail("sound", "must be a sound name or an object {name, critical, volume}", .wrongType)
             return nil
         }
     }

@@ -88,7 +88,7 @@ extension FieldReader {
         guard let json = object(field), case .object(let members) = json else { return [] }
         var result: [(key: String, value: String)] = []
         for member in members {
-            guard case .string(let s) = member.value else { fail("\(field).\(member.key)", "must be a string"); continue }
+            guard case .string(let s) = member.value else { fail("\(field).\(member.key)", "must be a string", .wrongType); continue }
             result.append((member.key, s))
         }
         return result
@@ -99,7 +99,7 @@ extension FieldReader {
         if let p = string("priority"), !["NORMAL", "HIGH"].contains(p) { fail("priority", "must be NORMAL or HIGH") }
         if let ttl = string("ttl") {
             if let seconds = FCMTranslator.parseDuration(ttl) {
-                if seconds > Double(FCMTranslator.maxTTLSeconds) { fail("ttl", "longer than FCM's 28-day maximum") }
+                if seconds > Double(FCMTranslator.maxTTLSeconds) { fail("ttl", "longer than FCM's 28-day maximum", .numberOutOfRange) }
             } else {
                 fail("ttl", "must be a duration in seconds such as \"3600s\" or \"3.5s\"")
             }
@@ -121,7 +121,7 @@ extension FieldReader {
         _ = n.stringArray("title_loc_args")
         _ = n.stringArray("body_loc_args")
         if let color = n.string("color"), !FCMTranslator.isColor(color) { n.fail("color", "must be #rrggbb") }
-        if let count = n.int("notification_count"), count < 0 { n.fail("notification_count", "must not be negative") }
+        _ = n.int("notification_count", in: IntakeLimits.badgeRange)
         if let v = n.string("visibility"), !["VISIBILITY_UNSPECIFIED", "PRIVATE", "PUBLIC", "SECRET"].contains(v) {
             n.fail("visibility", "must be PRIVATE, PUBLIC or SECRET")
         }

@@ -60,7 +60,8 @@ extension PushNotification {
             let size = APNsTranslator.keptOrRenderedPayload(for: self).count
             let limit = APNsTranslator.pushType(for: self).maxPayloadBytes
             if size > limit {
-                issues.append(ValidationIssue(path: "$", reason: "APNs payload is \(size) bytes after translation, over Apple's \(limit)-byte limit"))
+                issues.append(ValidationIssue(path: "$", reason: "APNs payload is \(size) bytes after translation, over Apple's \(limit)-byte limit",
+                                              code: .payloadTooLarge))
             }
         }
         // The same bytes FCMTranslator.request writes (straight out, no tree), measured and
@@ -70,7 +71,8 @@ extension PushNotification {
         func check(_ target: FCMTranslator.Target) {
             let size = FCMTranslator.message(for: self, target: target, now: nil).count
             if size > target.maxMessageBytes {
-                issues.append(ValidationIssue(path: "$", reason: "FCM message to \(target.kind) is \(size) bytes after translation, over the \(target.maxMessageBytes)-byte limit"))
+                issues.append(ValidationIssue(path: "$", reason: "FCM message to \(target.kind) is \(size) bytes after translation, over the \(target.maxMessageBytes)-byte limit",
+                                              code: .payloadTooLarge))
             }
         }
         var longest: String?

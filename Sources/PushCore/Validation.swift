@@ -1,13 +1,16 @@
 import Foundation
 
-/// One specific problem with an intake message: where and what.
+/// One specific problem with an intake message: where, what, and its code.
 public struct ValidationIssue: Sendable, Equatable, CustomStringConvertible {
-    /// JSON path of the offending field, e.g. `recipients[2].platform`.
+    /// JSON path of the offending field, e.g. `recipients[2].platform`; `$` for the whole message.
     public var path: String
     public var reason: String
-    public init(path: String, reason: String) {
+    /// The class of problem, as stored in `intake_rejections.kind`.
+    public var code: IntakeReason
+    public init(path: String, reason: String, code: IntakeReason = .invalidValue) {
         self.path = path
         self.reason = reason
+        self.code = code
     }
     public var description: String { "\(path): \(reason)" }
 }
@@ -36,8 +39,27 @@ public struct IntakeError: Error, Sendable, Equatable, CustomStringConvertible {
         self.app = app
     }
 
+    /// The issue that names the rejection: the first with a specific code
+    /// (anything but `invalid_value`), else the first.
+    private var leadingIssue: ValidationIssue? {
+        issues.first { $0.code != .invalidValue } ?? issues.first
+    }
+
+    /// The machine code of the rejection (`intake_rejections.kind`): the leading issue's code.
+    public var reason: IntakeReason {
+        if let issue = leadingIssue { return issue.code }
+        return kind == .unsupportedSchemaVersion ? .unsupportedSchemaVersion : .invalidValue
+    }
+
+    /// The JSON path of the leading issue; `$` for the whole message.
+    public var fieldPath: String { leadingIssue?.path ?? "$" }
+
+    /// Every issue, `path: reason`, joined with `; ` and without the kind in front,
+    /// so a caller that shows the kind itself formats the message once.
+    public var detail: String { issues.map(\.description).joined(separator: "; ") }
+
     public var description: String {
-        "\(kind.rawValue): " + issues.map(\.description).joined(separator: "; ")
+        "\(kind.rawValue): " + detail
     }
 }
 
@@ -46,9 +68,54 @@ public enum IntakeLimits {
     public static let maxRecipients = 1000
     public static let maxAppLength = 255
     public static let maxCollapseKeyBytes = 64
+    /// 256 KiB: larger messages are refused (`too_large`) before parsing.
     public static let maxMessageBytes = 256 * 1024
     /// FCM: a condition may combine at most five topics.
     public static let maxConditionTopics = 5
+    /// 28 days, FCM's longest storage (`android.ttl`): the most `ttl_seconds`
+    /// may say, and how far `expires_at` may lie after `created_at`.
+    public static let maxTTLSeconds = Int(FCMTranslator.maxTTLSeconds)  // 2,419,200
+    /// `badge` (APNs) / `notification_count` (FCM, an int32): 0 ... Int32.max.
+    public static let badgeRange: ClosedRange<Int> = 0...Int(Int32.max)
+}
+
+extension JSONValue {
+    /// The first step of every intake decoder (notifications, device events,
+    /// receipts): the size limit, strict parsing (`JSONParser`) and "is an
+    /// object". A refused message still yields its `id` and `app` when a
+    /// lenient re-parse can read them, so its rejection is recorded against them.
+    public static func parseIntakeObject(_ bytes: [UInt8]) -> Result<JSONValue, IntakeError> {
+        guard bytes.count <= IntakeLimits.maxMessageBytes else {
+            return .failure(IntakeError(kind: .undecodable, issues: [
+                ValidationIssue(
+                    path: "$", reason: "message is \(bytes.count) bytes, over the \(IntakeLimits.maxMessageBytes)-byte intake limit",
+                    code: .tooLarge),
+            ]))
+        }
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(bytes)
+        } catch {
+            var rejection = IntakeError(kind: .undecodable, issues: [ValidationIssue(path: error.path, reason: error.message, code: error.reason)])
+            if error.reason != .notJSON, error.reason != .tooDeep, error.reason != .byteOrderMark,
+               let salvaged = try? JSONParser.parse(bytes, strict: false) {
+                rejection.notificationID = salvaged["id"]?.stringValue.flatMap(FieldReader.parseUUID)
+                rejection.app = salvaged["app"]?.stringValue.flatMap(storableText)
+            }
+            return .failure(rejection)
+        }
+        guard case .object = json else {
+            return .failure(IntakeError(kind: .undecodable, issues: [ValidationIssue(path: "$", reason: "expected a JSON object", code: .notObject)]))
+        }
+        return .success(json)
+    }
+
+    /// `text` when PostgreSQL can store it as it is and it is short enough to name an app.
+    private static func storableText(_ text: String) -> String? {
+        guard !text.isEmpty, text.utf8.count <= IntakeLimits.maxAppLength,
+              !text.unicodeScalars.contains(where: { $0 == "\u{0}" || $0 == "\u{FFFD}" }) else { return nil }
+        return text
+    }
 }
 
 extension PushNotification {
@@ -60,37 +127,42 @@ extension PushNotification {
         "apns", "fcm",
     ]
 
-    /// Decodes and validates one intake message. Every problem found is
-    /// reported at once with its field path; nothing here can crash on input.
+    /// `decode(_:policy:)` against the clock now (`IntakePolicy()`).
     public static func decode(_ bytes: [UInt8]) -> Result<PushNotification, IntakeError> {
-        guard bytes.count <= IntakeLimits.maxMessageBytes else {
-            return .failure(IntakeError(kind: .undecodable, issues: [
-                ValidationIssue(path: "$", reason: "message is \(bytes.count) bytes, over the \(IntakeLimits.maxMessageBytes)-byte intake limit"),
-            ]))
+        decode(bytes, policy: IntakePolicy())
+    }
+
+    /// Decodes and validates one intake message. Every problem found is
+    /// reported at once with its field path and `IntakeReason`; nothing here
+    /// can crash on input. `policy` sets the window `created_at` must fall in.
+    public static func decode(_ bytes: [UInt8], policy: IntakePolicy) -> Result<PushNotification, IntakeError> {
+        switch JSONValue.parseIntakeObject(bytes) {
+        case .failure(let error): return .failure(error)
+        case .success(let json): return decode(json, policy: policy)
         }
-        let json: JSONValue
-        do {
-            json = try JSONValue.parse(bytes)
-        } catch {
-            return .failure(IntakeError(kind: .undecodable, issues: [ValidationIssue(path: "$", reason: error.message)]))
-        }
-        guard case .object = json else {
-            return .failure(IntakeError(kind: .undecodable, issues: [ValidationIssue(path: "$", reason: "expected a JSON object")]))
-        }
-        return decode(json)
+    }
+
+    /// `decode(_:policy:)` of a parsed object against the clock now (`IntakePolicy()`).
+    public static func decode(_ json: JSONValue) -> Result<PushNotification, IntakeError> {
+        decode(json, policy: IntakePolicy())
     }
 
     /// Decodes and validates an already-parsed intake object: field by field,
     /// then the rules across fields, then the provider payload limits on the
     /// translated payloads (the APNs payload is kept for translation to send).
-    public static func decode(_ json: JSONValue) -> Result<PushNotification, IntakeError> {
+    /// Its strings are taken as they are: a tree from `JSONValue.parse`
+    /// holds no NUL and no invalid UTF-8.
+    public static func decode(_ json: JSONValue, policy: IntakePolicy) -> Result<PushNotification, IntakeError> {
         var reader = FieldReader(json: json)
 
         let version = reader.int("schema_version", required: true)
         if let version, !supportedSchemaVersions.contains(version) {
             return .failure(IntakeError(
                 kind: .unsupportedSchemaVersion,
-                issues: [ValidationIssue(path: "schema_version", reason: "version \(version) is not supported (supported: \(supportedSchemaVersions.lowerBound)...\(supportedSchemaVersions.upperBound))")],
+                issues: [ValidationIssue(
+                    path: "schema_version",
+                    reason: "version \(version) is not supported (supported: \(supportedSchemaVersions.lowerBound)...\(supportedSchemaVersions.upperBound))",
+                    code: .unsupportedSchemaVersion)],
                 notificationID: reader.uuid("id", required: false), app: reader.string("app", required: false)))
         }
         let id = reader.uuid("id", required: true)
@@ -100,12 +172,14 @@ extension PushNotification {
             if app.utf8.count > IntakeLimits.maxAppLength { reader.fail("app", "longer than \(IntakeLimits.maxAppLength) bytes") }
         }
         let createdAt = reader.date("created_at", required: true)
+        if let createdAt, !policy.admits(createdAt) {
+            reader.fail("created_at", "\(Timestamps.format(createdAt)) is outside the accepted window \(policy.windowDescription)",
+                        .createdAtOutOfWindow)
+        }
         var expiresAt = reader.date("expires_at", required: false)
         var doNotStore = false
-        if let ttl = reader.int("ttl_seconds", required: false) {
-            if ttl < 0 {
-                reader.fail("ttl_seconds", "must not be negative")
-            } else if expiresAt != nil {
+        if let ttl = reader.int("ttl_seconds", in: 0...IntakeLimits.maxTTLSeconds) {
+            if expiresAt != nil {
                 reader.fail("ttl_seconds", "give either ttl_seconds or expires_at, not both")
             } else if ttl == 0 {
                 doNotStore = true
@@ -113,15 +187,19 @@ extension PushNotification {
                 expiresAt = createdAt.addingTimeInterval(TimeInterval(ttl))
             }
         }
-        if let expiresAt, let createdAt, expiresAt < createdAt {
-            reader.fail("expires_at", "is before created_at")
+        if let expiresAt, let createdAt {
+            if expiresAt < createdAt {
+                reader.fail("expires_at", "is before created_at", .expiresAtOutOfWindow)
+            } else if expiresAt.timeIntervalSince(createdAt) > TimeInterval(IntakeLimits.maxTTLSeconds) {
+                reader.fail("expires_at", "is more than 28 days (\(IntakeLimits.maxTTLSeconds) s, FCM's longest storage) after created_at",
+                            .expiresAtOutOfWindow)
+            }
         }
         let priority = reader.oneOf("priority", Priority.self) ?? .high
         let collapseKey = reader.nonEmptyString("collapse_key", maxBytes: IntakeLimits.maxCollapseKeyBytes)
         let targets = reader.recipients()
         let alert = reader.alert()
-        let badge = reader.int("badge")
-        if let badge, badge < 0 { reader.fail("badge", "must not be negative") }
+        let badge = reader.int("badge", in: IntakeLimits.badgeRange)
         let sound = reader.sound()
         let category = reader.nonEmptyString("category")
         let threadID = reader.nonEmptyString("thread_id")

@@ -79,7 +79,7 @@ final class APNsRulesTests: XCTestCase {
         XCTAssertEqual(try request(notification { $0.doNotStore = true }).header("apns-expiration"), "0")
         XCTAssertEqual(try request(notification { $0.apns.pushType = .pushtotalk }).header("apns-expiration"), "0")
         XCTAssertEqual(try request(notification { $0.apns.headers = [("apns-expiration", "1795300000")] }).header("apns-expiration"), "1795300000")
-        let decoded = try PushNotification.decode(Array(#"{"schema_version":1,"id":"6f1c1c1e-2b4a-4c84-9d55-0d6a5c0f2f10","app":"a","created_at":"2026-11-21T12:00:00Z","ttl_seconds":0,"recipients":[{"token":"\#(token)","platform":"ios"}],"alert":{"body":"x"}}"#.utf8)).get()
+        let decoded = try PushNotification.decode(Array(#"{"schema_version":1,"id":"6f1c1c1e-2b4a-4c84-9d55-0d6a5c0f2f10","app":"a","created_at":"2026-11-21T12:00:00Z","ttl_seconds":0,"recipients":[{"token":"\#(token)","platform":"ios"}],"alert":{"body":"x"}}"#.utf8), policy: Examples.policy).get()
         XCTAssertTrue(decoded.doNotStore)
         XCTAssertNil(decoded.expiresAt)
         XCTAssertFalse(decoded.isExpired(at: created.addingTimeInterval(3600)))
@@ -94,7 +94,7 @@ final class APNsRulesTests: XCTestCase {
         guard case .failure(let error) = tooLong.request(for: tooLong.recipients[0], context: context) else { return XCTFail() }
         XCTAssertEqual(error.code, "BadCollapseId")
         let json = #"{"schema_version":1,"id":"6f1c1c1e-2b4a-4c84-9d55-0d6a5c0f2f10","app":"a","created_at":"2026-11-21T12:00:00Z","collapse_key":"\#(String(repeating: "é", count: 33))","recipients":[{"token":"\#(token)","platform":"ios"}],"alert":{"body":"x"}}"#
-        guard case .failure(let intake) = PushNotification.decode(Array(json.utf8)) else { return XCTFail("decoded") }
+        guard case .failure(let intake) = PushNotification.decode(Array(json.utf8), policy: Examples.policy) else { return XCTFail("decoded") }
         XCTAssertEqual(intake.issues.map(\.path), ["collapse_key"])
     }
 

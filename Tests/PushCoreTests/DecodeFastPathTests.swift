@@ -32,7 +32,7 @@ final class DecodeFastPathTests: XCTestCase {
     func testDirectAPNsPayloadEqualsTheMergedTree() throws {
         var notifications: [PushNotification] = []
         for url in try Examples.files("valid") + Examples.files("golden") {
-            if case .success(let n) = PushNotification.decode(try Examples.bytes(url)) { notifications.append(n) }
+            if case .success(let n) = PushNotification.decode(try Examples.bytes(url), policy: Examples.policy) { notifications.append(n) }
         }
         XCTAssertFalse(notifications.isEmpty)
         let base = notifications[0]

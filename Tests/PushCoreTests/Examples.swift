@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 
 /// Locates `schemas/` in the repository from this source file's path.
 enum Examples {
@@ -16,4 +17,10 @@ enum Examples {
     static func bytes(_ url: URL) throws -> [UInt8] {
         Array(try Data(contentsOf: url))
     }
+}
+
+extension Examples {
+    /// The examples' `created_at` (2026-11-21T12:00:00Z) as the worker's clock:
+    /// a fixed policy, so they keep decoding long after that day.
+    static let policy = IntakePolicy(now: Date(timeIntervalSince1970: 1_795_262_400))
 }

@@ -50,7 +50,7 @@ final class FCMRulesTests: XCTestCase {
             guard case .failure(let error) = bad.request(for: bad.recipients[0], context: context) else { return XCTFail(key) }
             XCTAssertEqual(error.code, "ReservedKey", key)
             let json = #"{"schema_version":1,"id":"6f1c1c1e-2b4a-4c84-9d55-0d6a5c0f2f10","app":"a","created_at":"2026-11-21T12:00:00Z","recipients":[{"token":"\#(token)","platform":"android"}],"data":{"\#(key)":"v"}}"#
-            guard case .failure(let intake) = PushNotification.decode(Array(json.utf8)) else { return XCTFail(key) }
+            guard case .failure(let intake) = PushNotification.decode(Array(json.utf8), policy: Examples.policy) else { return XCTFail(key) }
             XCTAssertEqual(intake.issues.map(\.path), ["data.\(key)"])
         }
         // collapse_key and other FCM words are allowed (FCM overrides them).

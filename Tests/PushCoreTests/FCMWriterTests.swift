@@ -173,7 +173,7 @@ final class FCMWriterTests: XCTestCase {
     func testDirectMessageEqualsTheTreeAndTheCodeItReplaced() throws {
         var notifications: [PushNotification] = []
         for url in try Examples.files("valid") {
-            guard case .success(let n) = PushNotification.decode(try Examples.bytes(url)) else { return XCTFail(url.lastPathComponent) }
+            guard case .success(let n) = PushNotification.decode(try Examples.bytes(url), policy: Examples.policy) else { return XCTFail(url.lastPathComponent) }
             notifications.append(n)
         }
         XCTAssertGreaterThanOrEqual(notifications.count, 13)

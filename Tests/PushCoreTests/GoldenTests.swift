@@ -50,7 +50,7 @@ final class GoldenTests: XCTestCase {
         var checked = 0
         for file in files {
             let name = file.lastPathComponent
-            let n = try PushNotification.decode(Examples.bytes(file)).get()
+            let n = try PushNotification.decode(Examples.bytes(file), policy: Examples.policy).get()
             let requests = Self.translate(n)
             let goldenURL = Self.goldenDirectory.appendingPathComponent(name)
             if record {

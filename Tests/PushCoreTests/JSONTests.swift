@@ -49,7 +49,7 @@ final class JSONTests: XCTestCase {
                     var corrupted = bytes
                     corrupted[position] = replacement
                     if (try? JSONValue.parse(corrupted)) != nil { parsed += 1 } else { refused += 1 }
-                    _ = PushNotification.decode(corrupted)
+                    _ = PushNotification.decode(corrupted, policy: Examples.policy)
                 }
             }
         }

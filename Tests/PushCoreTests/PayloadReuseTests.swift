@@ -13,7 +13,7 @@ final class PayloadReuseTests: XCTestCase {
         var compared = 0
         for file in try Examples.files("valid") {
             let name = file.lastPathComponent
-            let n = try PushNotification.decode(Examples.bytes(file)).get()
+            let n = try PushNotification.decode(Examples.bytes(file), policy: Examples.policy).get()
             let ios = n.recipients.filter { $0.platform == .ios }
             guard !ios.isEmpty else {
                 XCTAssertNil(n.apnsPayload, "\(name): no iOS recipient, nothing measured")
@@ -34,7 +34,7 @@ final class PayloadReuseTests: XCTestCase {
 
     func testAFieldChangedAfterDecodeGetsAFreshBody() throws {
         let decoded = try PushNotification.decode(Examples.bytes(
-            Examples.schemasDirectory.appendingPathComponent("examples/valid/ios-alert.json"))).get()
+            Examples.schemasDirectory.appendingPathComponent("examples/valid/ios-alert.json")), policy: Examples.policy).get()
         let recipient = decoded.recipients[0]
         func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
         let original = text(try decoded.request(for: recipient, context: context).get().body)
@@ -73,12 +73,12 @@ final class PayloadReuseTests: XCTestCase {
 
     func testTheKeptPayloadIsInvisibleToEqualityAndEncoding() throws {
         for file in try Examples.files("valid") {
-            let n = try PushNotification.decode(Examples.bytes(file)).get()
+            let n = try PushNotification.decode(Examples.bytes(file), policy: Examples.policy).get()
             var bare = n
             bare.apnsPayload = nil
             XCTAssertEqual(n, bare, file.lastPathComponent)
             XCTAssertEqual(n.intakeJSON().encoded(), bare.intakeJSON().encoded(), file.lastPathComponent)
-            XCTAssertEqual(try PushNotification.decode(n.intakeJSON()).get(), n, file.lastPathComponent)
+            XCTAssertEqual(try PushNotification.decode(n.intakeJSON(), policy: Examples.policy).get(), n, file.lastPathComponent)
         }
     }
 
@@ -93,16 +93,17 @@ final class PayloadReuseTests: XCTestCase {
             return n.intakeJSON()
         }
         for (type, limit) in [(nil, 4096), (APNsPushType.voip, 5120)] {
-            let fits = try PushNotification.decode(intake(pushType: type, payloadBytes: limit)).get()
+            let fits = try PushNotification.decode(intake(pushType: type, payloadBytes: limit), policy: Examples.policy).get()
             XCTAssertEqual(fits.apnsPayload?.count, limit)
             let topic = type == .voip ? "com.example.shop.voip" : "com.example.shop"
             let request = try fits.request(for: fits.recipients[0], context: .init(apnsTopic: topic, fcmProjectID: nil)).get()
             XCTAssertEqual(request.body, APNsTranslator.payload(for: fits))
-            guard case .failure(let error) = PushNotification.decode(intake(pushType: type, payloadBytes: limit + 1)) else {
+            guard case .failure(let error) = PushNotification.decode(intake(pushType: type, payloadBytes: limit + 1), policy: Examples.policy) else {
                 return XCTFail("\(limit + 1) bytes decoded")
             }
             XCTAssertEqual(error.issues, [ValidationIssue(
-                path: "$", reason: "APNs payload is \(limit + 1) bytes after translation, over Apple's \(limit)-byte limit")])
+                path: "$", reason: "APNs payload is \(limit + 1) bytes after translation, over Apple's \(limit)-byte limit",
+                code: .payloadTooLarge)])
         }
         // The rejected examples, word for word as before the payload was kept.
         for (name, reason) in [
@@ -110,9 +111,9 @@ final class PayloadReuseTests: XCTestCase {
             ("voip-payload-too-large.json", "APNs payload is 5140 bytes after translation, over Apple's 5120-byte limit"),
         ] {
             let url = Examples.schemasDirectory.appendingPathComponent("examples/rejected/\(name)")
-            guard case .failure(let error) = PushNotification.decode(try Examples.bytes(url)) else { return XCTFail(name) }
+            guard case .failure(let error) = PushNotification.decode(try Examples.bytes(url), policy: Examples.policy) else { return XCTFail(name) }
             XCTAssertEqual(error.kind, .invalid, name)
-            XCTAssertEqual(error.issues, [ValidationIssue(path: "$", reason: reason)], name)
+            XCTAssertEqual(error.issues, [ValidationIssue(path: "$", reason: reason, code: .payloadTooLarge)], name)
         }
     }
 }

@@ -8,7 +8,7 @@ final class TranslationTests: XCTestCase {
     let fcmToken = "fcm-token_AbCdEf0123456789:APA91bHx-example"
 
     func example(_ name: String) throws -> PushNotification {
-        try PushNotification.decode(Examples.bytes(Examples.schemasDirectory.appendingPathComponent("examples/valid/\(name)"))).get()
+        try PushNotification.decode(Examples.bytes(Examples.schemasDirectory.appendingPathComponent("examples/valid/\(name)")), policy: Examples.policy).get()
     }
 
     func testAPNsAlertExactRequest() throws {

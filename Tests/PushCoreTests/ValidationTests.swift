@@ -8,7 +8,7 @@ final class ValidationTests: XCTestCase {
 
     func issues(_ extra: String, recipients: String? = nil) -> [String: String] {
         let json = #"{"schema_version":1,"id":"6f1c1c1e-2b4a-4c84-9d55-0d6a5c0f2f10","app":"a","created_at":"2026-11-21T12:00:00Z","recipients":\#(recipients ?? #"[{"token":"\#(ios)","platform":"ios"}]"#)\#(extra)}"#
-        switch PushNotification.decode(Array(json.utf8)) {
+        switch PushNotification.decode(Array(json.utf8), policy: Examples.policy) {
         case .success: return [:]
         case .failure(let error):
             XCTAssertEqual(error.kind, .invalid)
@@ -32,12 +32,12 @@ final class ValidationTests: XCTestCase {
 
     func testRecipientForms() throws {
         let json = #"{"schema_version":1,"id":"6f1c1c1e-2b4a-4c84-9d55-0d6a5c0f2f10","app":"a","created_at":"2026-11-21T12:00:00Z","alert":{"body":"b"},"recipients":[{"user_id":"u1"},{"token":"\#(ios)","platform":"ios"},{"topic":"news"},{"condition":"'a' in topics"},{"user_id":"u1"},{"topic":"news"}]}"#
-        let n = try PushNotification.decode(Array(json.utf8)).get()
+        let n = try PushNotification.decode(Array(json.utf8), policy: Examples.policy).get()
         XCTAssertEqual(n.recipients, [Recipient(token: ios, platform: .ios)])
         XCTAssertEqual(n.userRecipients, ["u1"])
         XCTAssertEqual(n.fcmTargets, [.topic("news"), .condition("'a' in topics")])
         XCTAssertEqual(n.partitionKey, ios)
-        let onlyUsers = try PushNotification.decode(Array(json.replacingOccurrences(of: #"{"token":"\#(ios)","platform":"ios"},"#, with: "").utf8)).get()
+        let onlyUsers = try PushNotification.decode(Array(json.replacingOccurrences(of: #"{"token":"\#(ios)","platform":"ios"},"#, with: "").utf8), policy: Examples.policy).get()
         XCTAssertEqual(onlyUsers.partitionKey, "u1")
 
         let bad = issues("", recipients: #"[{"platform":"ios"},{"user_id":""},{"topic":"a b"},{"condition":"x"},{},{"token":"t","platform":"web"},7,{"user_id":"u","extra":1}]"#)
@@ -76,6 +76,6 @@ final class ValidationTests: XCTestCase {
             alert: silent ? nil : .init(title: "t", body: "b"), badge: silent ? nil : 1, sound: silent ? nil : "default",
             contentAvailable: silent, data: [("k", .string("v"))])
         XCTAssertEqual(n.sound?.name, silent ? nil : "default")
-        XCTAssertEqual(try PushNotification.decode(n.intakeJSON().encoded()).get(), n)
+        XCTAssertEqual(try PushNotification.decode(n.intakeJSON().encoded(), policy: Examples.policy).get(), n)
     }
 }
