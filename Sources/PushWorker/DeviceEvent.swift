@@ -18,33 +18,51 @@ struct DeviceEvent: Sendable, Equatable {
 
     static let supportedSchemaVersions: ClosedRange<Int64> = 1...1
 
-    /// Decodes and validates one message; errors use the intake's kinds.
-    static func decode(_ bytes: [UInt8]) -> Result<DeviceEvent, IntakeError> {
+    /// How old an event's `at` may be: 10 years. Far wider than a
+    /// notification's 28 days, so a product service can replay its registry
+    /// with the original times; years 0001 and 9999 still never pass.
+    static let maxAge: TimeInterval = 10 * 365 * 86_400
+
+    /// The default window for `at`: 10 years back, 1 hour ahead (a future
+    /// `at` would outrank every APNs 410 to come and keep a dead token valid).
+    static func defaultPolicy() -> IntakePolicy { IntakePolicy(maxAge: maxAge) }
+
+    /// Decodes and validates one message; errors use the intake's kinds and
+    /// reason codes (the same parser: size limit, BOM, UTF-8, NUL, numbers).
+    static func decode(_ bytes: [UInt8], policy: IntakePolicy = defaultPolicy()) -> Result<DeviceEvent, IntakeError> {
         let json: JSONValue
-        do { json = try JSONValue.parse(bytes) } catch {
-            return .failure(IntakeError(kind: .undecodable, issues: [ValidationIssue(path: "", reason: "not JSON: \(error)")]))
+        switch JSONValue.parseIntakeObject(bytes) {
+        case .failure(let error): return .failure(IntakeError(kind: error.kind, issues: error.issues, app: error.app))
+        case .success(let object): json = object
         }
-        guard case .object = json else {
-            return .failure(IntakeError(kind: .undecodable, issues: [ValidationIssue(path: "", reason: "not a JSON object")]))
-        }
-        guard case .int(let version)? = json["schema_version"] else {
-            return .failure(invalid("schema_version", "required integer"))
-        }
-        guard supportedSchemaVersions.contains(version) else {
-            return .failure(IntakeError(kind: .unsupportedSchemaVersion,
-                                        issues: [ValidationIssue(path: "schema_version", reason: "\(version) is not supported")]))
+        switch json["schema_version"] {
+        case .int(let version)?:
+            guard supportedSchemaVersions.contains(version) else {
+                return .failure(IntakeError(kind: .unsupportedSchemaVersion, issues: [ValidationIssue(
+                    path: "schema_version", reason: "\(version) is not supported", code: .unsupportedSchemaVersion)]))
+            }
+        case nil, .null?:
+            return .failure(invalid("schema_version", "required integer", .missingField))
+        default:
+            return .failure(invalid("schema_version", "required integer", .wrongType))
         }
         var issues: [ValidationIssue] = []
         let known: Set<String> = ["schema_version", "app", "platform", "token", "user_id", "environment", "action", "at"]
         for (key, _) in json.objectMembers ?? [] where !known.contains(key) {
-            issues.append(ValidationIssue(path: key, reason: "unknown property"))
+            issues.append(ValidationIssue(path: key, reason: "unknown property", code: .unknownField))
         }
         func text(_ key: String, max: Int) -> String? {
-            guard let value = json[key]?.stringValue, !value.isEmpty, value.utf8.count <= max else {
-                issues.append(ValidationIssue(path: key, reason: "required non-empty string of at most \(max) bytes"))
-                return nil
+            let reason = "required non-empty string of at most \(max) bytes"
+            switch json[key] {
+            case nil, .null?:
+                issues.append(ValidationIssue(path: key, reason: reason, code: .missingField))
+            case .string(let value)?:
+                if !value.isEmpty, value.utf8.count <= max { return value }
+                issues.append(ValidationIssue(path: key, reason: reason))
+            default:
+                issues.append(ValidationIssue(path: key, reason: reason, code: .wrongType))
             }
-            return value
+            return nil
         }
         let app = text("app", max: 255)
         let platform = text("platform", max: 16).flatMap { name -> Platform? in
@@ -64,7 +82,13 @@ struct DeviceEvent: Sendable, Equatable {
         }
         let at = text("at", max: 64).flatMap { value -> Date? in
             guard let d = Timestamps.parse(value) else {
-                issues.append(ValidationIssue(path: "at", reason: "must be an RFC 3339 timestamp"))
+                issues.append(ValidationIssue(path: "at", reason: "must be an RFC 3339 timestamp", code: .invalidTimestamp))
+                return nil
+            }
+            guard policy.admits(d) else {
+                issues.append(ValidationIssue(
+                    path: "at", reason: "\(Timestamps.format(d)) is outside the accepted window \(policy.windowDescription)",
+                    code: .timestampOutOfWindow))
                 return nil
             }
             return d
@@ -72,7 +96,11 @@ struct DeviceEvent: Sendable, Equatable {
         var userID: String?
         if let raw = json["user_id"], raw != .null {
             userID = raw.stringValue
-            if userID?.isEmpty ?? true { issues.append(ValidationIssue(path: "user_id", reason: "must be a non-empty string")) }
+            if let id = userID, id.isEmpty || id.utf8.count > 255 {
+                issues.append(ValidationIssue(path: "user_id", reason: "must be a non-empty string of at most 255 bytes"))
+            } else if userID == nil {
+                issues.append(ValidationIssue(path: "user_id", reason: "must be a non-empty string", code: .wrongType))
+            }
         }
         var environment = "production"
         if let raw = json["environment"] {
@@ -88,7 +116,7 @@ struct DeviceEvent: Sendable, Equatable {
                                     environment: environment, action: action, at: at))
     }
 
-    private static func invalid(_ path: String, _ reason: String) -> IntakeError {
-        IntakeError(kind: .invalid, issues: [ValidationIssue(path: path, reason: reason)])
+    private static func invalid(_ path: String, _ reason: String, _ code: IntakeReason) -> IntakeError {
+        IntakeError(kind: .invalid, issues: [ValidationIssue(path: path, reason: reason, code: code)])
     }
 }

@@ -43,44 +43,77 @@ public struct Receipt: Sendable, Equatable {
 
 /// Why a receipt message was refused (the text goes to the DLQ reason header).
 public struct ReceiptError: Error, Equatable, CustomStringConvertible {
+    /// The text, e.g. `invalid: token missing or not a string`.
     public var reason: String
-    public init(_ reason: String) { self.reason = reason }
+    /// The class of problem, with the same codes as intake (`IntakeReason`).
+    public var code: IntakeReason
+    /// The JSON path of the offending field; `$` for the whole message.
+    public var path: String
+    public init(_ reason: String, code: IntakeReason = .invalidValue, path: String = "$") {
+        self.reason = reason
+        self.code = code
+        self.path = path
+    }
     public var description: String { reason }
 }
 
 extension Receipt {
     static let fields: Set<String> = ["schema_version", "notification_id", "token", "app", "platform", "kind", "at"]
 
-    /// Decodes and validates one message against the receipt schema's rules.
-    public static func decode(_ bytes: [UInt8]) -> Result<Receipt, ReceiptError> {
+    /// Decodes and validates one message against the receipt schema's rules,
+    /// through the intake's parser (size limit, BOM, UTF-8, NUL, numbers):
+    /// a receipt the database cannot store must be refused here, or its
+    /// batch would be retried forever. `at` must fall in `policy`'s window
+    /// (default: 28 days back, 1 hour ahead), so no receipt claims year 0001 or 9999.
+    public static func decode(_ bytes: [UInt8], policy: IntakePolicy = IntakePolicy()) -> Result<Receipt, ReceiptError> {
         let json: JSONValue
-        do { json = try JSONValue.parse(bytes) } catch { return .failure(ReceiptError("undecodable: \(error)")) }
-        guard let members = json.objectMembers else { return .failure(ReceiptError("invalid: not a JSON object")) }
+        switch JSONValue.parseIntakeObject(bytes) {
+        case .failure(let error):
+            return .failure(ReceiptError("\(error.kind.rawValue): \(error.detail)", code: error.reason, path: error.fieldPath))
+        case .success(let object): json = object
+        }
+        guard let members = json.objectMembers else { return .failure(ReceiptError("invalid: not a JSON object", code: .notObject)) }
         if let extra = members.first(where: { !fields.contains($0.key) }) {
-            return .failure(ReceiptError("invalid: unknown field \(extra.key)"))
+            return .failure(ReceiptError("invalid: unknown field \(extra.key)", code: .unknownField, path: extra.key))
         }
         guard case .int(let version)? = json["schema_version"] else {
-            return .failure(ReceiptError("invalid: schema_version missing or not an integer"))
+            return .failure(ReceiptError("invalid: schema_version missing or not an integer",
+                                         code: json["schema_version"] == nil ? .missingField : .wrongType, path: "schema_version"))
         }
-        guard version == 1 else { return .failure(ReceiptError("unsupported schema_version \(version)")) }
+        guard version == 1 else {
+            return .failure(ReceiptError("unsupported schema_version \(version)", code: .unsupportedSchemaVersion, path: "schema_version"))
+        }
         func text(_ key: String, max: Int) -> Result<String, ReceiptError> {
-            guard let s = json[key]?.stringValue else { return .failure(ReceiptError("invalid: \(key) missing or not a string")) }
-            guard !s.isEmpty, s.utf8.count <= max else { return .failure(ReceiptError("invalid: \(key) must be 1…\(max) bytes")) }
+            guard let s = json[key]?.stringValue else {
+                return .failure(ReceiptError("invalid: \(key) missing or not a string",
+                                             code: json[key] == nil || json[key] == .null ? .missingField : .wrongType, path: key))
+            }
+            guard !s.isEmpty, s.utf8.count <= max else { return .failure(ReceiptError("invalid: \(key) must be 1…\(max) bytes", path: key)) }
             return .success(s)
         }
         do throws(ReceiptError) {
             let idText = try text("notification_id", max: 36).get()
-            guard let id = UUID(uuidString: idText) else { return .failure(ReceiptError("invalid: notification_id is not a UUID")) }
+            guard let id = UUID(uuidString: idText) else {
+                return .failure(ReceiptError("invalid: notification_id is not a UUID", path: "notification_id"))
+            }
             let token = try text("token", max: 4096).get()
             let app = try text("app", max: 255).get()
             let platformText = try text("platform", max: 16).get()
             guard let platform = Platform(rawValue: platformText) else {
-                return .failure(ReceiptError("invalid: platform must be ios or android"))
+                return .failure(ReceiptError("invalid: platform must be ios or android", path: "platform"))
             }
             let kindText = try text("kind", max: 16).get()
-            guard let kind = Kind(rawValue: kindText) else { return .failure(ReceiptError("invalid: kind must be delivered or opened")) }
+            guard let kind = Kind(rawValue: kindText) else {
+                return .failure(ReceiptError("invalid: kind must be delivered or opened", path: "kind"))
+            }
             let atText = try text("at", max: 64).get()
-            guard let at = Timestamps.parse(atText) else { return .failure(ReceiptError("invalid: at is not an RFC 3339 time")) }
+            guard let at = Timestamps.parse(atText) else {
+                return .failure(ReceiptError("invalid: at is not an RFC 3339 time", code: .invalidTimestamp, path: "at"))
+            }
+            guard policy.admits(at) else {
+                return .failure(ReceiptError("invalid: at \(Timestamps.format(at)) is outside the accepted window \(policy.windowDescription)",
+                                             code: .timestampOutOfWindow, path: "at"))
+            }
             return .success(Receipt(notificationID: id, token: token, app: app, platform: platform, kind: kind, at: at))
         } catch {
             return .failure(error)
