@@ -19,7 +19,7 @@ extension WorkerConfiguration {
         public init() {}
 
         /// The policy decode applies to a batch taken at `now`.
-        func policy(now: Date) -> IntakePolicy {
+        public func policy(now: Date) -> IntakePolicy {
             IntakePolicy(now: now, maxAge: createdAtMaxAge, maxFuture: createdAtMaxFuture)
         }
 

@@ -67,8 +67,11 @@ final class ReceiptConsumerTests: XCTestCase {
         await reader.close(timeout: .seconds(5))
         XCTAssertEqual(dead.count, 2)
         let reasons = dead.map { RetryHeaders(message: $0).reason ?? "" }.sorted()
-        XCTAssertTrue(reasons[0].hasPrefix("receipt invalid") || reasons[0].hasPrefix("receipt undecodable"), "\(reasons)")
-        XCTAssertTrue(reasons.contains { $0.hasPrefix("receipt undecodable") }, "\(reasons)")
+        // `<kind>: <reason>`, the kind being the intake reason code also in `intake_rejections.kind`.
+        XCTAssertTrue(reasons.contains { $0.hasPrefix("not_json: ") }, "\(reasons)")
+        XCTAssertTrue(reasons.contains { $0.hasPrefix("missing_field: ") || $0.hasPrefix("invalid_value: ") }, "\(reasons)")
+        let kinds = try await db.connection.query("SELECT kind FROM intake_rejections WHERE kafka_topic = 'rt.receipts' ORDER BY kind")
+        XCTAssertEqual(kinds.rows.count, 2)
         XCTAssertTrue(dead.allSatisfy { RetryHeaders(message: $0).originTopic == "rt.receipts" })
 
         task.cancel()

@@ -18,7 +18,7 @@ extension ReceiptConsumerService {
             switch Receipt.decode(message.value) {
             case .success(let receipt): valid.append((message, receipt))
             case .failure(let error):
-                rejected.append(Rejected(message: message, kind: error.kindName, reason: error.reason, fieldPath: error.fieldPathName))
+                rejected.append(Rejected(message: message, kind: error.code.rawValue, reason: error.reason, fieldPath: error.path))
             }
         }
         var applied = valid.map(\.receipt)
