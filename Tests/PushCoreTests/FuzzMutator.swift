@@ -1,0 +1,1 @@
+../PushFleetEndToEndTests/FuzzMutator.swift
