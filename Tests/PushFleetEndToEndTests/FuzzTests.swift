@@ -1,0 +1,280 @@
+import Foundation
+import Logging
+import PushCore
+import PushPostgres
+import XCTest
+
+/// Issue 15's proof, "no message can stop the fleet": hostile bytes through
+/// the real pipeline (3-broker mock Kafka, the simulator, PostgreSQL, two
+/// `pushfleet worker` processes) on every topic a worker consumes, each
+/// followed by a valid canary with the same key on the same partition.
+/// Asserts: no worker exits; every hostile message has exactly one fate
+/// (delivery rows, or an intake rejection plus a dead letter pointing at it,
+/// or an applied receipt / device event); every canary ends accepted or
+/// applied; no batch loops in `retrying`; the workers exit 0 on SIGTERM.
+/// FUZZ_MESSAGES (default 2,000 hostile messages), FUZZ_SEED (default 15).
+final class FuzzTests: XCTestCase {
+    func testNoMessageStopsTheFleet() async throws {
+        var logger = Logger(label: "e2e.fuzz")
+        logger.logLevel = .warning
+        let env = ProcessInfo.processInfo.environment
+        let count = env["FUZZ_MESSAGES"].flatMap(Int.init) ?? 2_000
+        let seed = env["FUZZ_SEED"].flatMap(UInt64.init) ?? 15
+        let adminURL = try TestEnvironment.databaseURL()
+        let binary = try TestEnvironment.pushfleetBinary()
+        let database = try await TestDatabase.create(adminURL: adminURL, logger: logger)
+        let stack = try FuzzStack(binary: binary, database: database)
+        var keep = false
+        do {
+            keep = try await fuzz(stack, count: count, seed: seed, logger: logger)
+        } catch {
+            keep = true
+            print("fuzz: stack kept in \(stack.directory)")
+            await stack.stopAll(keepDirectory: true)
+            await database.drop(logger: logger)
+            throw error
+        }
+        if keep { print("fuzz: logs kept in \(stack.directory)") }
+        await stack.stopAll(keepDirectory: keep)
+        await database.drop(logger: logger)
+    }
+
+    /// Returns whether the run failed (then its logs are kept).
+    private func fuzz(_ stack: FuzzStack, count: Int, seed: UInt64, logger: Logger) async throws -> Bool {
+        let started = ContinuousClock.now
+        let partitions = Dictionary(uniqueKeysWithValues: FuzzStack.topicPartitions)
+        let corpus = try FuzzCorpus(hostile: count, seed: seed, partitions: partitions)
+        // The mock cluster keeps ~5 MiB per partition: a corpus beyond that would lose messages silently.
+        var bytesPerPartition: [String: Int] = [:]
+        for m in corpus.messages { bytesPerPartition["\(m.topic)/\(m.partition)", default: 0] += m.value.count + 100 }
+        let fullest = bytesPerPartition.max { $0.value < $1.value }
+        XCTAssertLessThan(fullest?.value ?? 0, 4 << 20, "corpus too large for the mock cluster's partition retention: \(fullest.map { "\($0)" } ?? "")")
+
+        try await stack.start(workerCount: 2)
+        let messages = try await produce(corpus.messages, bootstrap: stack.bootstrap)
+        let hostile = messages.filter { $0.role == .hostile }, canaries = messages.filter { $0.role == .canary }
+        print("fuzz: produced \(hostile.count) hostile messages and \(canaries.count) canaries (seed \(seed)) in \((ContinuousClock.now - started).components.seconds) s")
+
+        // Wait for the canaries (and the hostile messages' outcomes) in PostgreSQL, or a generous timeout.
+        let c = try await PostgresConnection.connect(url: stack.database.url, logger: logger)
+        defer { c.close() }
+        let notificationCanaries = canaries.filter { FuzzCorpus.notificationTopics.contains($0.topic) }.compactMap { $0.planted.flatMap(UUID.init) }
+        let receiptCanaries = canaries.filter { $0.topic == "push.receipts" }.compactMap { $0.planted.flatMap(UUID.init) }
+        let deviceCanaries = canaries.filter { $0.topic == "push.devices" }.compactMap(\.planted)
+        let timeout = Duration.seconds(env("FUZZ_TIMEOUT_SECONDS") ?? 300)
+        var progress = (accepted: 0, receipts: 0, devices: 0)
+        var settledAt: ContinuousClock.Instant?, firstExit: ContinuousClock.Instant?
+        while ContinuousClock.now - started < timeout {
+            let r = try await c.query(
+                """
+                SELECT (SELECT count(*) FROM deliveries WHERE notification_id = ANY($1::uuid[]) AND status = 'accepted') AS accepted,
+                       (SELECT count(DISTINCT notification_id) FROM delivery_receipts WHERE notification_id = ANY($2::uuid[])) AS receipts,
+                       (SELECT count(DISTINCT token) FROM devices WHERE token = ANY($3::text[])) AS devices
+                """, [.uuidArray(notificationCanaries), .uuidArray(receiptCanaries), .textArray(deviceCanaries)]).rows[0]
+            progress = (r.count("accepted") ?? 0, r.count("receipts") ?? 0, r.count("devices") ?? 0)
+            // A worker gone: keep watching a while, to see whether its partitions' poison takes the next one down too.
+            if stack.workers.allSatisfy({ $0.exited() != nil }) { break }
+            if stack.workers.contains(where: { $0.exited() != nil }) {
+                if firstExit == nil { firstExit = .now }
+                if let firstExit, ContinuousClock.now - firstExit > .seconds(20) { break }
+            }
+            let done = progress.accepted == notificationCanaries.count && progress.receipts == receiptCanaries.count
+                && progress.devices == deviceCanaries.count
+            // Canaries done: give batches still in flight before them a little longer, then account.
+            if done, settledAt == nil { settledAt = .now }
+            if let settledAt, ContinuousClock.now - settledAt > .seconds(5) { break }
+            try await Task.sleep(for: .seconds(1))
+        }
+        let waited = (ContinuousClock.now - started).components.seconds
+
+        // (a) no worker exited during the run.
+        var failed = false
+        for worker in stack.workers {
+            if let status = worker.exited() {
+                failed = true
+                XCTFail("\(worker.name) exited with status \(status) during the run; last log lines:\n\(worker.log.suffix(6000))")
+            }
+        }
+
+        // (b) every hostile message accounted for exactly once.
+        let accounting = try await account(hostile, connection: c, bootstrap: stack.bootstrap)
+        if !accounting.unaccounted.isEmpty {
+            failed = true
+            // The first message without an outcome on each partition is where that partition stopped.
+            var firstPerPartition: [String: FuzzMessage] = [:]
+            for m in accounting.unaccounted where (firstPerPartition["\(m.topic)/\(m.partition)"]?.offset ?? .max) > m.offset {
+                firstPerPartition["\(m.topic)/\(m.partition)"] = m
+            }
+            let examples = firstPerPartition.values.sorted { $0.origin < $1.origin }.prefix(30)
+                .map { "  \($0.origin) [\($0.mutation)] \(preview($0.value))" }
+            XCTFail("\(accounting.unaccounted.count) hostile messages have no outcome (no rows, no rejection, no dead letter); "
+                    + "the first on each partition:\n" + examples.joined(separator: "\n"))
+        }
+        if !accounting.rejectedWithoutDeadLetter.isEmpty {
+            failed = true
+            XCTFail("\(accounting.rejectedWithoutDeadLetter.count) rejected messages have no dead letter pointing at them: "
+                    + accounting.rejectedWithoutDeadLetter.prefix(10).map(\.origin).joined(separator: ", "))
+        }
+        for (topic, n) in accounting.producedByTopic.sorted(by: { $0.key < $1.key }) {
+            XCTAssertEqual(accounting.fatesByTopic[topic, default: 0], n, "\(topic): outcomes + rejections == produced")
+        }
+
+        // (c) every canary ends accepted or applied.
+        if progress.accepted < notificationCanaries.count || progress.receipts < receiptCanaries.count || progress.devices < deviceCanaries.count {
+            failed = true
+            let stuck = try await c.query(
+                "SELECT status, count(*) AS n FROM deliveries WHERE notification_id = ANY($1::uuid[]) GROUP BY 1",
+                [.uuidArray(notificationCanaries)]).rows.map { "\($0["status"] ?? "?")=\($0["n"] ?? "?")" }
+            XCTFail("""
+                canaries: notifications accepted \(progress.accepted)/\(notificationCanaries.count) (by status: \(stuck.joined(separator: ", "))), \
+                receipts applied \(progress.receipts)/\(receiptCanaries.count), devices applied \(progress.devices)/\(deviceCanaries.count) after \(waited) s
+                """)
+        }
+
+        // (d) no batch retried in a loop.
+        for worker in stack.workers {
+            let retrying = worker.log.split(separator: "\n").filter { $0.contains("retrying") }
+            if retrying.count > 20 {
+                failed = true
+                XCTFail("\(worker.name) logged \(retrying.count) `retrying` lines (a message stuck in a retry loop):\n"
+                        + retrying.prefix(3).map { String($0.prefix(600)) }.joined(separator: "\n"))
+            }
+        }
+
+        // (e) exit 0 on SIGTERM.
+        let logs = stack.workers.map { ($0.name, $0.log) }
+        let exits = await stack.stopWorkers()
+        for ((name, log), status) in zip(logs, exits) where status != 0 {
+            failed = true
+            XCTFail("\(name) exited \(status) after SIGTERM; last log lines:\n\(log.suffix(3000))")
+        }
+
+        let reasons = accounting.rejectionsByKind.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+        let canaryTotal = notificationCanaries.count + receiptCanaries.count + deviceCanaries.count
+        print("fuzz: \(hostile.count) messages in, rejections by reason {\(reasons)}, "
+              + "dead letters \(accounting.deadLetters) (duplicates \(accounting.duplicateDeadLetters)), "
+              + "delivered or applied \(accounting.applied), unattributed \(accounting.unattributed), unaccounted \(accounting.unaccounted.count), "
+              + "canaries delivered \(progress.accepted + progress.receipts + progress.devices)/\(canaryTotal), "
+              + "worker exits \(exits.map(String.init).joined(separator: ",")), \((ContinuousClock.now - started).components.seconds) s")
+        return failed
+    }
+
+    private func env(_ name: String) -> Int? { ProcessInfo.processInfo.environment[name].flatMap(Int.init) }
+
+    /// Produces every message in order, per partition, recording the offset each landed at.
+    private func produce(_ messages: [FuzzMessage], bootstrap: String) async throws -> [FuzzMessage] {
+        try await KafkaWire.run {
+            let wire = try KafkaWire(bootstrapServers: bootstrap)
+            try wire.refreshMetadata(topics: FuzzStack.topicPartitions.map(\.0))
+            var out = messages
+            var byPartition: [String: [Int]] = [:]
+            var order: [String] = []
+            for (i, m) in messages.enumerated() {
+                let tp = "\(m.topic)/\(m.partition)"
+                if byPartition[tp] == nil { order.append(tp) }
+                byPartition[tp, default: []].append(i)
+            }
+            for tp in order {
+                var chunk: [Int] = []
+                var size = 0
+                func flush() throws {
+                    guard let first = chunk.first else { return }
+                    let records = chunk.map { KafkaWire.Record(key: messages[$0].key, value: messages[$0].value) }
+                    let base = try wire.produce(topic: messages[first].topic, partition: messages[first].partition, records: records)
+                    for (n, i) in chunk.enumerated() { out[i].offset = base + Int64(n) }
+                    chunk = []
+                    size = 0
+                }
+                for i in byPartition[tp] ?? [] {
+                    if size + messages[i].value.count > 900_000 || chunk.count >= 200 { try flush() }
+                    chunk.append(i)
+                    size += messages[i].value.count
+                }
+                try flush()
+            }
+            return out
+        }
+    }
+
+    struct Accounting {
+        var producedByTopic: [String: Int] = [:]
+        var fatesByTopic: [String: Int] = [:]
+        var rejectionsByKind: [String: Int] = [:]
+        var applied = 0
+        /// Valid after mutation but with the planted identity changed: applied under another key.
+        var unattributed = 0
+        var deadLetters = 0
+        var duplicateDeadLetters = 0
+        var unaccounted: [FuzzMessage] = []
+        var rejectedWithoutDeadLetter: [FuzzMessage] = []
+    }
+
+    /// The fate of every hostile message, from PostgreSQL and the dead-letter topic's origin headers.
+    private func account(_ hostile: [FuzzMessage], connection c: PostgresConnection, bootstrap: String) async throws -> Accounting {
+        var rejections: [String: String] = [:]
+        for row in try await c.query("SELECT kafka_topic, kafka_partition, kafka_offset, kind FROM intake_rejections").rows {
+            rejections["\(row["kafka_topic"] ?? "")/\(row["kafka_partition"] ?? "")/\(row["kafka_offset"] ?? "")"] = row["kind"] ?? "?"
+        }
+        let deliveryIDs = Set(try await c.query("SELECT DISTINCT notification_id::text AS id FROM deliveries").rows.compactMap { $0["id"] })
+        let receiptIDs = Set(try await c.query("SELECT DISTINCT notification_id::text AS id FROM delivery_receipts").rows.compactMap { $0["id"] })
+        let tokens = Set(try await c.query("SELECT token FROM devices").rows.compactMap { $0["token"] })
+        let dlq = try await KafkaWire.run {
+            let wire = try KafkaWire(bootstrapServers: bootstrap)
+            try wire.refreshMetadata(topics: ["push.dlq"])
+            var origins: [String: (count: Int, reason: String)] = [:]
+            for p in 0..<Int32(wire.partitionCount("push.dlq")) {
+                for record in try wire.fetchAll(topic: "push.dlq", partition: p) {
+                    func header(_ name: String) -> String { record.headers.first { $0.0 == name }.map { String(decoding: $0.1, as: UTF8.self) } ?? "?" }
+                    let origin = "\(header("pushfleet-origin-topic"))/\(header("pushfleet-origin-partition"))/\(header("pushfleet-origin-offset"))"
+                    origins[origin, default: (0, header("pushfleet-dlq-reason"))].count += 1
+                }
+            }
+            return origins.mapValues { $0.count }
+        }
+        var a = Accounting()
+        a.deadLetters = dlq.values.reduce(0, +)
+        a.duplicateDeadLetters = dlq.values.reduce(0) { $0 + max(0, $1 - 1) }
+        for m in hostile {
+            a.producedByTopic[m.topic, default: 0] += 1
+            let rejectedKind = rejections[m.origin]
+            let deadLettered = dlq[m.origin, default: 0] > 0
+            if let kind = rejectedKind {
+                a.rejectionsByKind[kind, default: 0] += 1
+                if !deadLettered { a.rejectedWithoutDeadLetter.append(m) }
+                a.fatesByTopic[m.topic, default: 0] += 1
+                continue
+            }
+            if m.topic == "push.receipts", deadLettered {
+                a.rejectionsByKind["receipt (dead-lettered)", default: 0] += 1
+                a.fatesByTopic[m.topic, default: 0] += 1
+                continue
+            }
+            let traced: Bool
+            if FuzzCorpus.notificationTopics.contains(m.topic) {
+                // The id survived, or the message still decodes (to another id): its rows must be there.
+                traced = (m.plantedIntact && deliveryIDs.contains(m.planted ?? ""))
+                    || (try? PushNotification.decode(m.value).get()).map { deliveryIDs.contains($0.id.uuidString.lowercased()) } == true
+            } else if m.topic == "push.receipts" {
+                traced = m.plantedIntact && receiptIDs.contains(m.planted ?? "")
+            } else {
+                traced = m.plantedIntact && tokens.contains(m.planted ?? "")
+            }
+            if traced {
+                a.applied += 1
+                a.fatesByTopic[m.topic, default: 0] += 1
+            } else if !m.plantedIntact, m.topic == "push.receipts" || m.topic == "push.devices", !deadLettered {
+                // Neither rejected nor dead-lettered, and its identity was mutated away: applied under a key we cannot predict.
+                a.unattributed += 1
+                a.fatesByTopic[m.topic, default: 0] += 1
+            } else {
+                a.unaccounted.append(m)
+            }
+        }
+        return a
+    }
+
+    private func preview(_ bytes: [UInt8]) -> String {
+        let head = bytes.prefix(160).map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : String(format: "\\x%02X", $0) }.joined()
+        return "(\(bytes.count) bytes) " + head
+    }
+}
