@@ -64,10 +64,17 @@ final class FuzzProcess {
 /// from the `pushfleet` binary, in one working directory.
 final class FuzzStack {
     static let app = "com.example.shop"
-    static let topicPartitions: [(String, Int)] = [
-        ("push.notifications", 12), ("push.retry.5s", 4), ("push.retry.1m", 4), ("push.retry.10m", 4),
-        ("push.dlq", 6), ("push.devices", 4), ("push.receipts", 4),
-    ]
+    /// Partitions per topic for a corpus of `hostile` messages: the mock cluster keeps only
+    /// ~5 MiB per partition, so a bigger run (FUZZ_MESSAGES) gets more partitions.
+    static func topicPartitions(hostile: Int) -> [(String, Int)] {
+        let scale = max(1, (hostile + 1_999) / 2_000)
+        return [
+            ("push.notifications", 12 * scale), ("push.retry.5s", 4 * scale), ("push.retry.1m", 4 * scale),
+            ("push.retry.10m", 4 * scale), ("push.dlq", 6 * scale), ("push.devices", 4 * scale), ("push.receipts", 4 * scale),
+        ]
+    }
+
+    let topicPartitions: [(String, Int)]
 
     let directory: String
     let binary: String
@@ -77,7 +84,8 @@ final class FuzzStack {
     private(set) var simulator: FuzzProcess?
     private(set) var workers: [FuzzProcess] = []
 
-    init(binary: String, database: TestDatabase) throws {
+    init(binary: String, database: TestDatabase, hostile: Int) throws {
+        topicPartitions = Self.topicPartitions(hostile: hostile)
         self.binary = binary
         self.database = database
         directory = NSTemporaryDirectory() + "e2e-fuzz-\(UUID().uuidString)"
@@ -85,7 +93,7 @@ final class FuzzStack {
     }
 
     func start(workerCount: Int) async throws {
-        let topics = Self.topicPartitions.flatMap { ["--topic", "\($0.0):\($0.1)"] }
+        let topics = topicPartitions.flatMap { ["--topic", "\($0.0):\($0.1)"] }
         kafka = try FuzzProcess(name: "mock-kafka", binary, ["mock-kafka", "--brokers", "3", "--bootstrap-file", directory + "/bootstrap",
                                                               "--log-level", "warning"] + topics, logPath: directory + "/mock-kafka.log")
         let deadline = ContinuousClock.now + .seconds(30)

@@ -23,7 +23,7 @@ final class FuzzTests: XCTestCase {
         let adminURL = try TestEnvironment.databaseURL()
         let binary = try TestEnvironment.pushfleetBinary()
         let database = try await TestDatabase.create(adminURL: adminURL, logger: logger)
-        let stack = try FuzzStack(binary: binary, database: database)
+        let stack = try FuzzStack(binary: binary, database: database, hostile: count)
         var keep = false
         do {
             keep = try await fuzz(stack, count: count, seed: seed, logger: logger)
@@ -42,7 +42,7 @@ final class FuzzTests: XCTestCase {
     /// Returns whether the run failed (then its logs are kept).
     private func fuzz(_ stack: FuzzStack, count: Int, seed: UInt64, logger: Logger) async throws -> Bool {
         let started = ContinuousClock.now
-        let partitions = Dictionary(uniqueKeysWithValues: FuzzStack.topicPartitions)
+        let partitions = Dictionary(uniqueKeysWithValues: stack.topicPartitions)
         let corpus = try FuzzCorpus(hostile: count, seed: seed, partitions: partitions)
         // The mock cluster keeps ~5 MiB per partition: a corpus beyond that would lose messages silently.
         var bytesPerPartition: [String: Int] = [:]
@@ -51,7 +51,7 @@ final class FuzzTests: XCTestCase {
         XCTAssertLessThan(fullest?.value ?? 0, 4 << 20, "corpus too large for the mock cluster's partition retention: \(fullest.map { "\($0)" } ?? "")")
 
         try await stack.start(workerCount: 2)
-        let messages = try await produce(corpus.messages, bootstrap: stack.bootstrap)
+        let messages = try await produce(corpus.messages, bootstrap: stack.bootstrap, topics: stack.topicPartitions.map(\.0))
         let hostile = messages.filter { $0.role == .hostile }, canaries = messages.filter { $0.role == .canary }
         print("fuzz: produced \(hostile.count) hostile messages and \(canaries.count) canaries (seed \(seed)) in \((ContinuousClock.now - started).components.seconds) s")
 
@@ -162,10 +162,10 @@ final class FuzzTests: XCTestCase {
     private func env(_ name: String) -> Int? { ProcessInfo.processInfo.environment[name].flatMap(Int.init) }
 
     /// Produces every message in order, per partition, recording the offset each landed at.
-    private func produce(_ messages: [FuzzMessage], bootstrap: String) async throws -> [FuzzMessage] {
+    private func produce(_ messages: [FuzzMessage], bootstrap: String, topics: [String]) async throws -> [FuzzMessage] {
         try await KafkaWire.run {
             let wire = try KafkaWire(bootstrapServers: bootstrap)
-            try wire.refreshMetadata(topics: FuzzStack.topicPartitions.map(\.0))
+            try wire.refreshMetadata(topics: topics)
             var out = messages
             var byPartition: [String: [Int]] = [:]
             var order: [String] = []
