@@ -58,7 +58,8 @@ struct FuzzCorpus {
             .map { Array(try Data(contentsOf: $0)) }
     }
 
-    init(hostile count: Int, seed: UInt64, partitions: [String: Int]) throws {
+    /// `control`: the same shape with every "hostile" message left valid (the harness checked on its own).
+    init(hostile count: Int, seed: UInt64, partitions: [String: Int], control: Bool = false) throws {
         rng = FuzzRandom(seed: seed)
         self.partitions = partitions
         let notifications = try Self.examples("valid"), receipts = try Self.examples("receipts/valid")
@@ -68,7 +69,7 @@ struct FuzzCorpus {
         // Every numeric field and every timestamp of every intake example, each with a hostile value.
         var produced = 0
         let systematicLimit = count / 4
-        for (e, example) in notifications.enumerated() {
+        for (e, example) in notifications.enumerated() where !control {
             let id = rng.uuid().uuidString.lowercased()
             let base = Self.replaceValue(of: "id", in: example, with: id)
             let tokens = JSONTokens(base)
@@ -89,7 +90,7 @@ struct FuzzCorpus {
             }
         }
         // Two messages near the broker's 1,000,000-byte limit.
-        if count >= 100 {
+        if count >= 100, !control {
             let big = Self.replaceValue(of: "body", in: Self.replaceValue(of: "id", in: notifications[0], with: rng.uuid().uuidString.lowercased()),
                                         with: String(repeating: "x", count: 990_000 - notifications[0].count))
             addHostile(topic: "push.notifications", bytes: big, mutation: "\(big.count)-byte notification", planted: nil)
@@ -101,8 +102,8 @@ struct FuzzCorpus {
         var i = 0
         while produced < count {
             let topic = Self.topicCycle[i % Self.topicCycle.count]
-            let kind = FuzzMutator.kinds[(i / Self.topicCycle.count + i) % FuzzMutator.kinds.count]
-            if i % 25 == 24 {
+            let kind = control ? "none" : FuzzMutator.kinds[(i / Self.topicCycle.count + i) % FuzzMutator.kinds.count]
+            if i % 25 == 24, !control {
                 let m = FuzzMutator.randomBytes(count: rng.below(4096), rng: &rng)
                 addHostile(topic: topic, bytes: m.bytes, mutation: m.mutation, planted: nil)
             } else if Self.notificationTopics.contains(topic) {

@@ -77,6 +77,8 @@ enum FuzzMutator {
         var bytes = base
         let tokens = JSONTokens(base)
         switch kind {
+        case "none":
+            return Mutant(bytes: bytes, mutation: "unchanged (control)")
         case "flip":
             guard !bytes.isEmpty else { return Mutant(bytes: [0], mutation: kind) }
             let i = rng.below(bytes.count)

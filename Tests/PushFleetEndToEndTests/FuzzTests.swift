@@ -12,7 +12,8 @@ import XCTest
 /// (delivery rows, or an intake rejection plus a dead letter pointing at it,
 /// or an applied receipt / device event); every canary ends accepted or
 /// applied; no batch loops in `retrying`; the workers exit 0 on SIGTERM.
-/// FUZZ_MESSAGES (default 2,000 hostile messages), FUZZ_SEED (default 15).
+/// FUZZ_MESSAGES (default 2,000 hostile messages), FUZZ_SEED (default 15), FUZZ_TIMEOUT_SECONDS
+/// (default 300); FUZZ_CONTROL=1 leaves every message valid, to check the harness on its own.
 final class FuzzTests: XCTestCase {
     func testNoMessageStopsTheFleet() async throws {
         var logger = Logger(label: "e2e.fuzz")
@@ -43,7 +44,7 @@ final class FuzzTests: XCTestCase {
     private func fuzz(_ stack: FuzzStack, count: Int, seed: UInt64, logger: Logger) async throws -> Bool {
         let started = ContinuousClock.now
         let partitions = Dictionary(uniqueKeysWithValues: stack.topicPartitions)
-        let corpus = try FuzzCorpus(hostile: count, seed: seed, partitions: partitions)
+        let corpus = try FuzzCorpus(hostile: count, seed: seed, partitions: partitions, control: ProcessInfo.processInfo.environment["FUZZ_CONTROL"] == "1")
         // The mock cluster keeps ~5 MiB per partition: a corpus beyond that would lose messages silently.
         var bytesPerPartition: [String: Int] = [:]
         for m in corpus.messages { bytesPerPartition["\(m.topic)/\(m.partition)", default: 0] += m.value.count + 100 }
