@@ -99,10 +99,14 @@ struct FuzzCorpus {
             produced += 2
         }
         // The rest: every mutation kind in turn over every example of every topic, and random bytes.
+        // FUZZ_SKIP_KINDS (comma-separated) leaves kinds out, to see what fails behind a first failure.
+        let skipped = Set((ProcessInfo.processInfo.environment["FUZZ_SKIP_KINDS"] ?? "").split(separator: ",").map(String.init))
+        // (Skipping any kind also drops `stacked`, which could bring it back.)
+        let kinds = FuzzMutator.kinds.filter { !skipped.contains($0) && (skipped.isEmpty || $0 != "stacked") }
         var i = 0
         while produced < count {
             let topic = Self.topicCycle[i % Self.topicCycle.count]
-            let kind = control ? "none" : FuzzMutator.kinds[(i / Self.topicCycle.count + i) % FuzzMutator.kinds.count]
+            let kind = control ? "none" : kinds[(i / Self.topicCycle.count + i) % kinds.count]
             if i % 25 == 24, !control {
                 let m = FuzzMutator.randomBytes(count: rng.below(4096), rng: &rng)
                 addHostile(topic: topic, bytes: m.bytes, mutation: m.mutation, planted: nil)
