@@ -116,6 +116,6 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // Tier 3: end to end, running `pushfleet` processes.
-        .testTarget(name: "PushFleetEndToEndTests", dependencies: ["PushCore", "PushPostgres"]),
+        .testTarget(name: "PushFleetEndToEndTests", dependencies: ["PushCore", "PushPostgres", "PushKafka"]),
     ]
 )

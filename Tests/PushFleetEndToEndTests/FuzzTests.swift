@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushCore
+import PushKafka
 import PushPostgres
 import XCTest
 
@@ -162,39 +163,57 @@ final class FuzzTests: XCTestCase {
 
     private func env(_ name: String) -> Int? { ProcessInfo.processInfo.environment[name].flatMap(Int.init) }
 
-    /// Produces every message in order, per partition, recording the offset each landed at.
+    /// Produces every message in order, per partition (one sequential sender
+    /// per partition, all partitions at once), recording the offset each landed at.
     private func produce(_ messages: [FuzzMessage], bootstrap: String, topics: [String]) async throws -> [FuzzMessage] {
-        try await KafkaWire.run {
-            let wire = try KafkaWire(bootstrapServers: bootstrap)
-            try wire.refreshMetadata(topics: topics)
-            var out = messages
-            var byPartition: [String: [Int]] = [:]
-            var order: [String] = []
-            for (i, m) in messages.enumerated() {
-                let tp = "\(m.topic)/\(m.partition)"
-                if byPartition[tp] == nil { order.append(tp) }
-                byPartition[tp, default: []].append(i)
-            }
-            for tp in order {
-                var chunk: [Int] = []
-                var size = 0
-                func flush() throws {
-                    guard let first = chunk.first else { return }
-                    let records = chunk.map { KafkaWire.Record(key: messages[$0].key, value: messages[$0].value) }
-                    let base = try wire.produce(topic: messages[first].topic, partition: messages[first].partition, records: records)
-                    for (n, i) in chunk.enumerated() { out[i].offset = base + Int64(n) }
-                    chunk = []
-                    size = 0
+        var logger = Logger(label: "pushfleet.fuzz")
+        logger.logLevel = .warning
+        let producer = try KafkaProducer(bootstrapServers: bootstrap, properties: ["linger.ms": "0"], logger: logger)
+        var byPartition: [String: [Int]] = [:]
+        for (i, m) in messages.enumerated() { byPartition["\(m.topic)/\(m.partition)", default: []].append(i) }
+        let offsets = try await withThrowingTaskGroup(of: [(Int, Int64)].self) { group in
+            for indexes in byPartition.values {
+                group.addTask {
+                    var landed: [(Int, Int64)] = []
+                    for i in indexes {
+                        let m = messages[i]
+                        let at = try await producer.send(topic: m.topic, key: m.key, value: m.value, partition: m.partition)
+                        landed.append((i, at.offset))
+                    }
+                    return landed
                 }
-                for i in byPartition[tp] ?? [] {
-                    if size + messages[i].value.count > 900_000 || chunk.count >= 200 { try flush() }
-                    chunk.append(i)
-                    size += messages[i].value.count
-                }
-                try flush()
             }
-            return out
+            var all: [(Int, Int64)] = []
+            for try await part in group { all += part }
+            return all
         }
+        await producer.close(timeout: .seconds(10))
+        var out = messages
+        for (i, offset) in offsets { out[i].offset = offset }
+        return out
+    }
+
+    /// Every message on `topic`, read by assignment up to each partition's high watermark.
+    private func readAll(_ topic: String, bootstrap: String) async throws -> [KafkaMessage] {
+        var logger = Logger(label: "pushfleet.fuzz")
+        logger.logLevel = .warning
+        let reader = try KafkaConsumer(bootstrapServers: bootstrap, groupID: "fuzz-reader-\(UUID().uuidString.prefix(8))",
+                                       topics: [topic], properties: ["fetch.wait.max.ms": "50"], logger: logger)
+        var ends: [Int32: Int64] = [:]
+        for p in 0..<Int32(try await reader.partitionCount(topic: topic)) {
+            ends[p] = try await reader.watermarks(KafkaTopicPartition(topic: topic, partition: p)).high
+        }
+        var seen: [Int32: Int64] = [:]
+        var all: [KafkaMessage] = []
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline, ends.contains(where: { (seen[$0.key] ?? 0) < $0.value }) {
+            for m in try await reader.poll(maxMessages: 500, timeout: .milliseconds(200)) {
+                all.append(m)
+                seen[m.partition] = max(seen[m.partition] ?? 0, m.offset + 1)
+            }
+        }
+        await reader.close(timeout: .seconds(5))
+        return all
     }
 
     struct Accounting {
@@ -219,18 +238,10 @@ final class FuzzTests: XCTestCase {
         let deliveryIDs = Set(try await c.query("SELECT DISTINCT notification_id::text AS id FROM deliveries").rows.compactMap { $0["id"] })
         let receiptIDs = Set(try await c.query("SELECT DISTINCT notification_id::text AS id FROM delivery_receipts").rows.compactMap { $0["id"] })
         let tokens = Set(try await c.query("SELECT token FROM devices").rows.compactMap { $0["token"] })
-        let dlq = try await KafkaWire.run {
-            let wire = try KafkaWire(bootstrapServers: bootstrap)
-            try wire.refreshMetadata(topics: ["push.dlq"])
-            var origins: [String: (count: Int, reason: String)] = [:]
-            for p in 0..<Int32(wire.partitionCount("push.dlq")) {
-                for record in try wire.fetchAll(topic: "push.dlq", partition: p) {
-                    func header(_ name: String) -> String { record.headers.first { $0.0 == name }.map { String(decoding: $0.1, as: UTF8.self) } ?? "?" }
-                    let origin = "\(header("pushfleet-origin-topic"))/\(header("pushfleet-origin-partition"))/\(header("pushfleet-origin-offset"))"
-                    origins[origin, default: (0, header("pushfleet-dlq-reason"))].count += 1
-                }
-            }
-            return origins.mapValues { $0.count }
+        var dlq: [String: Int] = [:]
+        for record in try await readAll("push.dlq", bootstrap: bootstrap) {
+            func header(_ name: String) -> String { record.header(name).map { String(decoding: $0, as: UTF8.self) } ?? "?" }
+            dlq["\(header("pushfleet-origin-topic"))/\(header("pushfleet-origin-partition"))/\(header("pushfleet-origin-offset"))", default: 0] += 1
         }
         var a = Accounting()
         a.deadLetters = dlq.values.reduce(0, +)
