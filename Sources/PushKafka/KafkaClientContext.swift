@@ -19,6 +19,12 @@ final class KafkaClientContext: @unchecked Sendable {
     let rebalanceHandler = Locked<(@Sendable (KafkaRebalanceEvent) -> Void)?>(nil)
     /// Partitions that the application paused and has not resumed.
     let paused = Locked<Set<KafkaTopicPartition>>([])
+    /// Whether librdkafka ever called the rebalance callback with an assignment
+    /// (then the assignor has its state and the consumer may be closed and destroyed).
+    let everAssigned = Locked(false)
+    /// Offsets stored with `storeOffsets` for assigned partitions, committed
+    /// synchronously when those partitions are revoked.
+    let storedOffsets = Locked<[KafkaTopicPartition: Int64]>([:])
 
     init(logger: Logger, maxLogLevel: Int32 = 7) {
         self.logger = logger

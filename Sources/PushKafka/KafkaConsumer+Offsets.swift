@@ -14,6 +14,10 @@ extension KafkaConsumer {
         try handle.withHandle { rk in
             try KafkaPartitionList.with(entries.map(\.key), offsets: entries.map(\.value)) { list in
                 let err = rd_kafka_offsets_store(rk, list)
+                let stored = KafkaPartitionList.elements(list).filter { $0.err == RD_KAFKA_RESP_ERR_NO_ERROR }
+                if err == RD_KAFKA_RESP_ERR_NO_ERROR, !stored.isEmpty {
+                    context.storedOffsets.withLock { offsets in for element in stored { offsets[element.tp] = element.offset } }
+                }
                 if let (tp, partitionError) = KafkaPartitionList.firstError(list) {
                     throw KafkaError.rdKafka(partitionError, "store offset for \(tp)")
                 }

@@ -3,8 +3,8 @@ import CRdKafka
 import Foundation
 import Logging
 
-/// High-level group consumer (cooperative-sticky assignment, manual offset store,
-/// automatic commit of what was stored).
+/// High-level group consumer (eager round-robin assignment by default, manual offset
+/// store, automatic commit of what was stored, synchronous commit on revoke).
 ///
 /// Blocking polls, and the rebalance callbacks they trigger, run on a dedicated thread
 /// owned by this object; commits and metadata queries run on a second dedicated thread.
@@ -12,8 +12,14 @@ import Logging
 ///
 /// Offsets: nothing is committed unless stored with `storeOffset` (the next offset to
 /// consume, i.e. last processed + 1). Stored offsets are committed periodically
-/// (`auto.commit.interval.ms`), on `commit()`, before revoked partitions go, and on
-/// `close()`.
+/// (`auto.commit.interval.ms`), on `commit()`, synchronously before revoked partitions
+/// go, and on `close()`.
+///
+/// Assignor: `roundrobin` (eager), not `cooperative-sticky`. In librdkafka 2.0.2 the
+/// cooperative-sticky assignor aborts the process when a consumer that never got an
+/// assignment is closed or destroyed (upstream issue 4312), and every move takes two
+/// rebalance rounds (on the mock cluster each round lasts `session.timeout.ms` − 1 s).
+/// Configuring it anyway is supported: `close` then avoids the abort.
 ///
 /// `@unchecked Sendable` is safe: librdkafka's consumer API is thread-safe, the
 /// handle is borrowed under `KafkaHandle`'s lock (so it cannot be destroyed during a
@@ -25,11 +31,15 @@ public final class KafkaConsumer: @unchecked Sendable {
     let pollThread: KafkaBlockingThread
     let controlThread: KafkaBlockingThread
     private let closing = Locked(false)
+    /// Whether the configured assignor is librdkafka 2.0.2's cooperative-sticky (see `close`).
+    let cooperativeSticky: Bool
 
     /// Joins `groupID` and subscribes to `topics`. Defaults: `enable.auto.offset.store=false`,
-    /// `enable.auto.commit=true`, `partition.assignment.strategy=cooperative-sticky`,
-    /// `auto.offset.reset=earliest`, prefetch at most 8 MiB (`queued.max.messages.kbytes=8192`,
-    /// `queued.min.messages=10000`); `properties` override or add any librdkafka key.
+    /// `enable.auto.commit=true`, `partition.assignment.strategy=roundrobin`,
+    /// `session.timeout.ms=6000`, `heartbeat.interval.ms=500`, `auto.commit.interval.ms=1000`,
+    /// `auto.offset.reset=earliest`,
+    /// prefetch at most 8 MiB (`queued.max.messages.kbytes=8192`, `queued.min.messages=10000`);
+    /// `properties` override or add any librdkafka key.
     public init(
         bootstrapServers: String, groupID: String, topics: [String], properties: [String: String] = [:],
         logger: Logger
@@ -39,7 +49,18 @@ public final class KafkaConsumer: @unchecked Sendable {
             "group.id": groupID,
             "enable.auto.offset.store": "false",
             "enable.auto.commit": "true",
-            "partition.assignment.strategy": "cooperative-sticky",
+            "partition.assignment.strategy": "roundrobin",
+            // A member that dies without leaving holds its partitions for the session timeout
+            // (librdkafka's default: 45 s), and librdkafka's mock cluster makes every rebalance
+            // round wait `session.timeout.ms` - 1 s. 6 s is the smallest session a broker
+            // accepts by default (group.min.session.timeout.ms); heartbeats stay well inside it.
+            "session.timeout.ms": "6000",
+            "heartbeat.interval.ms": "500",
+            // Stored offsets reach the group within a second (librdkafka's default: 5 s). The
+            // commit on revoke is refused while the coordinator rebalances (librdkafka's mock
+            // cluster refuses it with REBALANCE_IN_PROGRESS when an eager rebalance revokes),
+            // and then the next owner replays at most this interval of finished work.
+            "auto.commit.interval.ms": "1000",
             "auto.offset.reset": "earliest",
             "client.id": "pushkafka-consumer",
             // Prefetch bounded to 8 MiB (librdkafka's default is 64 MiB): a worker that waits
@@ -74,6 +95,7 @@ public final class KafkaConsumer: @unchecked Sendable {
         self.handle = handle
         self.context = context
         self.logger = logger
+        cooperativeSticky = (all["partition.assignment.strategy"] ?? "").contains("cooperative-sticky")
         pollThread = KafkaBlockingThread(name: "kafka.consumer.poll")
         controlThread = KafkaBlockingThread(name: "kafka.consumer.control")
     }
@@ -132,13 +154,20 @@ public final class KafkaConsumer: @unchecked Sendable {
     /// rebalance handler) and destroys the consumer. If that does not finish within
     /// `timeout` (librdkafka 2.0.2 can hang here after a lost partition or a broker
     /// restart) it logs and returns anyway, leaving the stuck close behind.
+    ///
+    /// With the cooperative-sticky assignor, a consumer that never got an assignment
+    /// first polls (up to half of `timeout`) for it: closing or destroying it earlier can
+    /// abort the process in librdkafka 2.0.2 (`rd_kafka_sticky_assignor_state_destroy:
+    /// Assertion 'assignor_state' failed`, upstream issue 4312) when the group's join
+    /// answer arrives during the close. If none comes, it unsubscribes (leaving the group)
+    /// and abandons the handle without destroying it: only for a process about to exit.
     public func close(timeout: Duration = .seconds(10)) async {
         guard closing.withLock({ was in defer { was = true }; return !was }) else { return }
         let once = ResumeOnce()
         let completed = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             once.install(continuation)
             let queued = pollThread.enqueue { [self] in
-                self.closeBlocking()
+                self.closeBlocking(firstAssignmentWait: timeout / 2)
                 once.resume(true)
             }
             if !queued { once.resume(true) }
@@ -154,7 +183,21 @@ public final class KafkaConsumer: @unchecked Sendable {
         }
     }
 
-    private func closeBlocking() {
+    private func closeBlocking(firstAssignmentWait: Duration) {
+        if cooperativeSticky, !awaitFirstAssignment(firstAssignmentWait) {
+            _ = try? handle.withHandle { rk in
+                _ = rd_kafka_unsubscribe(rk)
+                // Let the LeaveGroup go out; nothing polled here is processed.
+                let end = ContinuousClock.now + .milliseconds(300)
+                while ContinuousClock.now < end {
+                    if let message = rd_kafka_consumer_poll(rk, 50) { rd_kafka_message_destroy(message) }
+                }
+            }
+            handle.abandon()
+            logger.warning(
+                "Kafka consumer stopped before its first assignment; left the group without destroying the client (librdkafka 2.0.2 cooperative-sticky would abort)")
+            return
+        }
         _ = try? handle.withHandle { rk in
             let commit = rd_kafka_commit(rk, nil, 0)
             if commit != RD_KAFKA_RESP_ERR_NO_ERROR && commit != RD_KAFKA_RESP_ERR__NO_OFFSET {
@@ -169,11 +212,29 @@ public final class KafkaConsumer: @unchecked Sendable {
         logger.debug("Kafka consumer closed")
     }
 
+    /// Polls (serving the rebalance callback, dropping any message: nothing is stored)
+    /// until an assignment has been received, at most `limit`. True once one has.
+    private func awaitFirstAssignment(_ limit: Duration) -> Bool {
+        if context.everAssigned.withLock({ $0 }) { return true }
+        let deadline = ContinuousClock.now + limit
+        _ = try? handle.withHandle { rk in
+            while !context.everAssigned.withLock({ $0 }), ContinuousClock.now < deadline {
+                if let message = rd_kafka_consumer_poll(rk, 100) { rd_kafka_message_destroy(message) }
+            }
+        }
+        return context.everAssigned.withLock { $0 }
+    }
+
     deinit {
         pollThread.stop()
         controlThread.stop()
-        // Not closed: leave without the (possibly hanging) close; the group notices by session timeout.
-        handle.destroy { rd_kafka_destroy_flags($0, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE) }
+        // Not closed: leave without the (possibly hanging) close; the group notices by session
+        // timeout. Cooperative-sticky before any assignment: destroying would abort the process.
+        if cooperativeSticky, !context.everAssigned.withLock({ $0 }) {
+            handle.abandon()
+        } else {
+            handle.destroy { rd_kafka_destroy_flags($0, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE) }
+        }
     }
 }
 

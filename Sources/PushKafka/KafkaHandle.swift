@@ -50,6 +50,16 @@ final class KafkaHandle: @unchecked Sendable {
         context?.release()
     }
 
+    /// Forgets the handle without destroying it (and keeps the callback context alive for
+    /// librdkafka's threads, which go on running): for a process that is about to exit
+    /// when destroying would abort it (librdkafka 2.0.2's cooperative-sticky assertion).
+    func abandon() {
+        pthread_rwlock_wrlock(rwlock)
+        handle = nil
+        contextRef = nil  // deliberately not released: callbacks may still use it
+        pthread_rwlock_unlock(rwlock)
+    }
+
     deinit {
         // Owners destroy explicitly with the right flags; this is the last resort.
         if let handle {

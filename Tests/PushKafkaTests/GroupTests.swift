@@ -3,7 +3,10 @@ import PushKafka
 import XCTest
 
 final class GroupTests: KafkaClusterTestCase, @unchecked Sendable {
-    /// A second member takes over part of the partitions through cooperative rebalancing;
+    static let cooperative = ["partition.assignment.strategy": "cooperative-sticky"]
+
+    /// A second member takes over part of the partitions through cooperative rebalancing
+    /// (cooperative-sticky configured explicitly; the default is eager round-robin);
     /// offsets stored in the revoke handler are committed before the partitions move.
     func testTwoConsumersSplitPartitions() async throws {
         let topic = "split"
@@ -18,7 +21,7 @@ final class GroupTests: KafkaClusterTestCase, @unchecked Sendable {
         await producer.close()
 
         let firstEvents = MessageSink()
-        let first = try makeConsumer(group: "split", topics: [topic])
+        let first = try makeConsumer(group: "split", topics: [topic], extra: Self.cooperative)
         first.setRebalanceHandler { [weak first] event in
             firstEvents.record(event)
             // Drain: pretend offsets 0...4 of each partition that goes were processed.
@@ -34,7 +37,7 @@ final class GroupTests: KafkaClusterTestCase, @unchecked Sendable {
 
         let secondEvents = MessageSink()
         let secondMessages = MessageSink()
-        let second = try makeConsumer(group: "split", topics: [topic])
+        let second = try makeConsumer(group: "split", topics: [topic], extra: Self.cooperative)
         second.setRebalanceHandler { secondEvents.record($0) }
         let split = try await pollUntil([first, second], timeout: .seconds(40), into: [firstMessages, secondMessages]) {
             let a = Set(try first.assignment())
