@@ -19,6 +19,9 @@ struct WorkerCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
+        // A SIGTERM during start-up (before the service group installs its handlers) must
+        // still stop the worker gracefully with exit 0, not kill it (exit 143).
+        let earlySignals = EarlySignals.install()
         let configuration: WorkerConfiguration
         do {
             configuration = try WorkerConfiguration.load(path: config ?? ProcessInfo.processInfo.environment["PUSHFLEET_CONFIG"])
@@ -65,6 +68,7 @@ struct WorkerCommand: AsyncParsableCommand {
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
+        earlySignals.onSignal { Task { await group.triggerGracefulShutdown() } }
         Task {
             if let port = try? await server.boundPort() {
                 logger.info("metrics and health listening", metadata: [
@@ -99,4 +103,42 @@ private func exitWithParent(logger: Logger) {
     }
     thread.name = "pushfleet.parent-watch"
     thread.start()
+}
+
+/// Catches SIGTERM and SIGINT from the first line of `worker`, before the service group
+/// installs its own handlers, and forwards them once the group exists (a request made
+/// before `ServiceGroup.run()` is remembered by the group).
+///
+/// `@unchecked Sendable` is safe: `received` and `action` are only touched on `queue`;
+/// `sources` only in `install`, before any handler can read it.
+private final class EarlySignals: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "pushfleet.early-signals")
+    private var sources: [any DispatchSourceSignal] = []
+    private var received = false
+    private var action: (@Sendable () -> Void)?
+
+    static func install() -> EarlySignals {
+        let signals = EarlySignals()
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: signals.queue)
+            source.setEventHandler { signals.fire() }
+            source.resume()
+            signals.sources.append(source)
+        }
+        return signals
+    }
+
+    private func fire() {
+        received = true
+        action?()
+    }
+
+    /// Runs `action` now if a signal already came, and on every later one.
+    func onSignal(_ action: @escaping @Sendable () -> Void) {
+        queue.sync {
+            self.action = action
+            if received { action() }
+        }
+    }
 }
