@@ -32,6 +32,17 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         code == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS.rawValue || code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION.rawValue
     }
 
+    /// True when a commit was refused because the committer is not a current member of
+    /// the group (`UNKNOWN_MEMBER_ID`, `ILLEGAL_GENERATION`, `REBALANCE_IN_PROGRESS`,
+    /// `FENCED_INSTANCE_ID`): the group has members, or the broker wants members only.
+    public var refusesSimpleCommit: Bool {
+        isRebalanceInProgress || code == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID.rawValue
+            || code == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID.rawValue
+    }
+
+    /// True for `MSG_SIZE_TOO_LARGE` (from the producer itself or from the broker).
+    public var isMessageTooLarge: Bool { code == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE.rawValue }
+
     /// True for `_PARTITION_EOF`, which only says a partition has been read to its end.
     public var isPartitionEOF: Bool { code == RD_KAFKA_RESP_ERR__PARTITION_EOF.rawValue }
 
