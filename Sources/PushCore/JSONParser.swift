@@ -109,6 +109,7 @@ struct JSONParser {
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
+            let keyStart = index
             let key: String
             do throws(JSONParseError) { key = try parseString() } catch { throw error.inKey() }
             skipWhitespace()
@@ -116,7 +117,9 @@ struct JSONParser {
             index += 1
             skipWhitespace()
             let value: JSONValue
-            do throws(JSONParseError) { value = try parseValue() } catch { throw error.inside(key: key) }
+            // The catch reads the key again from its bytes (`keyStart`) rather
+            // than keeping `key`: holding it for the rare error cost a retain per member.
+            do throws(JSONParseError) { value = try parseValue() } catch { throw error.inside(key: self.key(at: keyStart)) }
             if strict, members.contains(where: { FieldReader.sameKey($0.key, key) }) {
                 throw error("duplicate key", .duplicateKey).inside(key: key)
             }
@@ -127,6 +130,13 @@ struct JSONParser {
             if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
             throw error("expected ',' or '}'")
         }
+    }
+
+    /// The key whose opening quote is at `start` (already parsed once, so valid).
+    private func key(at start: Int) -> String {
+        var again = self
+        again.index = start
+        return (try? again.parseString()) ?? "?"
     }
 
     private mutating func parseArray() throws(JSONParseError) -> JSONValue {
@@ -157,6 +167,11 @@ struct JSONParser {
         // multi-byte sequence is validated where it stands.
         while index < bytes.count {
             let b = bytes[index]
+            // Printable ASCII other than '"' and '\\': one range check, two comparisons.
+            if b &- 0x20 < 0x60, b != UInt8(ascii: "\""), b != UInt8(ascii: "\\") {
+                index += 1
+                continue
+            }
             if b == UInt8(ascii: "\"") {
                 let s = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
                 index += 1
@@ -164,11 +179,7 @@ struct JSONParser {
             }
             if b == UInt8(ascii: "\\") { break }
             if b < 0x20 { throw controlCharacter(b) }
-            if b >= 0x80 {
-                index += try utf8SequenceLength()
-                continue
-            }
-            index += 1
+            index += try utf8SequenceLength()
         }
         var out = Array(bytes[start..<index])
         while index < bytes.count {
