@@ -31,7 +31,7 @@ final class IntakePropertyTests: XCTestCase {
                 : FuzzMutator.mutate(examples[i % examples.count], rng: &rng)
             // A trap leaves no report: FUZZ_TRACE=1 prints each input first, so the last line names the culprit.
             if trace { FileHandle.standardError.write(Data("intake property \(i): \(mutant.mutation): \(String(decoding: mutant.bytes.prefix(600), as: UTF8.self).debugDescription)\n".utf8)) }
-            switch PushNotification.decode(mutant.bytes) {
+            switch PushNotification.decode(mutant.bytes, policy: Examples.policy) {
             case .failure(let error):
                 failuresByKind[error.kind.rawValue, default: 0] += 1
                 if error.issues.isEmpty || error.issues.contains(where: { $0.reason.isEmpty }) {

@@ -62,8 +62,14 @@ struct FuzzCorpus {
     init(hostile count: Int, seed: UInt64, partitions: [String: Int], control: Bool = false) throws {
         rng = FuzzRandom(seed: seed)
         self.partitions = partitions
-        let notifications = try Self.examples("valid"), receipts = try Self.examples("receipts/valid")
-        let devices = try Self.examples("devices/valid")
+        // The examples' own times age out of the worker's created_at window (28 days): move
+        // them to now, so the mutants of valid messages keep reaching translation and sending.
+        let soon = Timestamps.format(Date().addingTimeInterval(86_400))
+        let notifications = try Self.examples("valid").map {
+            Self.replaceValue(of: "expires_at", in: Self.replaceValue(of: "created_at", in: $0, with: now), with: soon)
+        }
+        let receipts = try Self.examples("receipts/valid").map { Self.replaceValue(of: "at", in: $0, with: now) }
+        let devices = try Self.examples("devices/valid").map { Self.replaceValue(of: "at", in: $0, with: now) }
         guard !notifications.isEmpty, !receipts.isEmpty, !devices.isEmpty else { throw TestFailure("no valid examples found") }
 
         // Every numeric field and every timestamp of every intake example, each with a hostile value.
