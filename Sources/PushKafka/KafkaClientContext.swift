@@ -25,10 +25,6 @@ final class KafkaClientContext: @unchecked Sendable {
     /// Offsets stored with `storeOffsets` for assigned partitions, committed
     /// synchronously when those partitions are revoked.
     let storedOffsets = Locked<[KafkaTopicPartition: Int64]>([:])
-    /// Offsets of an eager revoke whose commit the coordinator refused: if the very next
-    /// assignment gives a partition back, consumption resumes there (nobody else can have
-    /// owned it in between) instead of at the older committed offset.
-    let refusedRevokeOffsets = Locked<[KafkaTopicPartition: Int64]>([:])
 
     init(logger: Logger, maxLogLevel: Int32 = 7) {
         self.logger = logger

@@ -78,38 +78,4 @@ final class GroupLifecycleTests: KafkaClusterTestCase, @unchecked Sendable {
         await second.close()
         await first.close()
     }
-
-    /// An eager rebalance whose revoke commit the coordinator refuses (the mock cluster
-    /// refuses commits while the group rebalances) does not rewind the partitions that
-    /// come back to the same member: it resumes at its own stored offsets, not at the
-    /// older committed ones (auto-commit is held off here so nothing else commits).
-    func testPartitionsBackFromAnEagerRoundResumeAtOwnStoredOffsets() async throws {
-        let topic = "eager-own"
-        try cluster.createTopic(topic, partitions: 6)
-        let producer = try makeProducer()
-        for partition: Int32 in 0..<6 {
-            for i in 0..<10 { _ = try await producer.send(topic: topic, key: nil, value: bytes("p\(partition)-\(i)"), partition: partition) }
-        }
-        await producer.close()
-        let settings = ["session.timeout.ms": "6000", "heartbeat.interval.ms": "500", "auto.commit.interval.ms": "600000"]
-        let first = try makeConsumer(group: "eager-own", topics: [topic], extra: settings)
-        let seen = MessageSink()
-        _ = try await pollUntil([first], timeout: .seconds(20), into: [seen]) { seen.messages.count >= 60 }
-        XCTAssertEqual(seen.messages.count, 60)
-        // Everything processed and stored; nothing committed yet.
-        try first.storeOffsets(Dictionary(uniqueKeysWithValues: (0..<6).map { (KafkaTopicPartition(topic: topic, partition: Int32($0)), 10) }))
-
-        let second = try makeConsumer(group: "eager-own", topics: [topic], extra: settings)
-        let again = MessageSink()
-        let secondSeen = MessageSink()
-        let split = try await pollUntil([first, second], timeout: .seconds(30), into: [again, secondSeen]) {
-            let a = try first.assignment(), b = try second.assignment()
-            return !a.isEmpty && !b.isEmpty
-        }
-        XCTAssertTrue(split)
-        _ = try await pollUntil([first, second], timeout: .seconds(3), into: [again, secondSeen]) { false }
-        XCTAssertEqual(again.messages.count, 0, "the first member re-read \(again.messages.map { "\($0.topicPartition)@\($0.offset)" })")
-        await second.close()
-        await first.close()
-    }
 }
