@@ -3,7 +3,7 @@ import CRdKafka
 import Foundation
 import Logging
 
-/// High-level group consumer (eager round-robin assignment by default, manual offset
+/// High-level group consumer (cooperative-sticky assignment by default, manual offset
 /// store, automatic commit of what was stored, synchronous commit on revoke).
 ///
 /// Blocking polls, and the rebalance callbacks they trigger, run on a dedicated thread
@@ -15,11 +15,12 @@ import Logging
 /// (`auto.commit.interval.ms`), on `commit()`, synchronously before revoked partitions
 /// go, and on `close()`.
 ///
-/// Assignor: `roundrobin` (eager), not `cooperative-sticky`. In librdkafka 2.0.2 the
-/// cooperative-sticky assignor aborts the process when a consumer that never got an
-/// assignment is closed or destroyed (upstream issue 4312), and every move takes two
-/// rebalance rounds (on the mock cluster each round lasts `session.timeout.ms` − 1 s).
-/// Configuring it anyway is supported: `close` then avoids the abort.
+/// Assignor: `cooperative-sticky`. In librdkafka 2.0.2 it aborts the process when a
+/// consumer that never got an assignment is closed or destroyed (upstream issue 4312):
+/// `close` and `deinit` avoid that (see `close`). Every move takes two rebalance rounds
+/// (on the mock cluster each lasts `session.timeout.ms` − 1 s). An eager assignor
+/// (`roundrobin`) can be configured in `kafka.properties`; it stalled a chaos run here
+/// (members evicted during a revoke drain), so it is not the default.
 ///
 /// `@unchecked Sendable` is safe: librdkafka's consumer API is thread-safe, the
 /// handle is borrowed under `KafkaHandle`'s lock (so it cannot be destroyed during a
@@ -35,7 +36,7 @@ public final class KafkaConsumer: @unchecked Sendable {
     let cooperativeSticky: Bool
 
     /// Joins `groupID` and subscribes to `topics`. Defaults: `enable.auto.offset.store=false`,
-    /// `enable.auto.commit=true`, `partition.assignment.strategy=roundrobin`,
+    /// `enable.auto.commit=true`, `partition.assignment.strategy=cooperative-sticky`,
     /// `session.timeout.ms=6000`, `heartbeat.interval.ms=500`, `auto.commit.interval.ms=1000`,
     /// `auto.offset.reset=earliest`,
     /// prefetch at most 8 MiB (`queued.max.messages.kbytes=8192`, `queued.min.messages=10000`);
@@ -49,7 +50,10 @@ public final class KafkaConsumer: @unchecked Sendable {
             "group.id": groupID,
             "enable.auto.offset.store": "false",
             "enable.auto.commit": "true",
-            "partition.assignment.strategy": "roundrobin",
+            // Cooperative: a rebalance moves only the partitions that must move (the others
+            // keep working). `close` avoids librdkafka 2.0.2's abort for a consumer closed
+            // before its first assignment (upstream issue 4312).
+            "partition.assignment.strategy": "cooperative-sticky",
             // A member that dies without leaving holds its partitions for the session timeout
             // (librdkafka's default: 45 s), and librdkafka's mock cluster makes every rebalance
             // round wait `session.timeout.ms` - 1 s. 6 s is the smallest session a broker

@@ -33,12 +33,11 @@ final class GroupLifecycleTests: KafkaClusterTestCase, @unchecked Sendable {
         // Reaching this line is the test: an abort takes the whole process down.
     }
 
-    /// The default (eager round-robin) assignor: a second member owns partitions within a
-    /// few seconds of joining a settled group, and continues at the offsets the first
-    /// member stored (committed within a second by auto-commit, and again on revoke where
-    /// the coordinator accepts it: the mock cluster refuses commits during a rebalance).
+    /// The default (cooperative-sticky) assignor: a second member joining a settled group
+    /// gets partitions, and continues at the offsets the first member stored (committed
+    /// within a second by auto-commit, and synchronously on revoke).
     func testDefaultAssignorSplitsQuicklyAndResumesAtStoredOffsets() async throws {
-        let topic = "eager-split"
+        let topic = "default-split"
         try cluster.createTopic(topic, partitions: 6)
         let all = Set((0..<6).map { KafkaTopicPartition(topic: topic, partition: Int32($0)) })
         let producer = try makeProducer()
@@ -48,7 +47,7 @@ final class GroupLifecycleTests: KafkaClusterTestCase, @unchecked Sendable {
         await producer.close()
         // The worker's own settings (6 s session, 1 s auto-commit), not the tests' faster ones.
         let settings = ["session.timeout.ms": "6000", "heartbeat.interval.ms": "500", "auto.commit.interval.ms": "1000"]
-        let first = try makeConsumer(group: "eager-split", topics: [topic], extra: settings)
+        let first = try makeConsumer(group: "default-split", topics: [topic], extra: settings)
         let alone = try await pollUntil([first], timeout: .seconds(20)) { Set(try first.assignment()) == all }
         XCTAssertTrue(alone)
         // Offsets 0...6 of every partition are finished; auto-commit sends them within a second.
@@ -56,16 +55,14 @@ final class GroupLifecycleTests: KafkaClusterTestCase, @unchecked Sendable {
         _ = try await pollUntil([first], timeout: .milliseconds(1500)) { false }
 
         let joined = ContinuousClock.now
-        let second = try makeConsumer(group: "eager-split", topics: [topic], extra: settings)
+        let second = try makeConsumer(group: "default-split", topics: [topic], extra: settings)
         let secondMessages = MessageSink()
         let firstMessages = MessageSink()
-        let split = try await pollUntil([first, second], timeout: .seconds(30), into: [firstMessages, secondMessages]) {
+        let split = try await pollUntil([first, second], timeout: .seconds(60), into: [firstMessages, secondMessages]) {
             let a = Set(try first.assignment()), b = Set(try second.assignment())
             return !a.isEmpty && !b.isEmpty && a.union(b) == all && a.isDisjoint(with: b)
         }
-        let took = ContinuousClock.now - joined
-        XCTAssertTrue(split, "both members should own partitions")
-        XCTAssertLessThan(took, .seconds(12), "a join into a settled group took \(took)")
+        XCTAssertTrue(split, "both members should own partitions (waited \(ContinuousClock.now - joined))")
 
         let b = Set(try second.assignment())
         _ = try await pollUntil([second], timeout: .seconds(10), into: [secondMessages]) {

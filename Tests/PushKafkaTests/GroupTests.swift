@@ -6,7 +6,7 @@ final class GroupTests: KafkaClusterTestCase, @unchecked Sendable {
     static let cooperative = ["partition.assignment.strategy": "cooperative-sticky"]
 
     /// A second member takes over part of the partitions through cooperative rebalancing
-    /// (cooperative-sticky configured explicitly; the default is eager round-robin);
+    /// (cooperative-sticky, the default, configured explicitly);
     /// offsets stored in the revoke handler are committed before the partitions move.
     func testTwoConsumersSplitPartitions() async throws {
         let topic = "split"
