@@ -112,9 +112,7 @@ final class OutcomeStore: Sendable {
     }
 
     static func dayString(_ date: Date) -> String {
-        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        return String(days)
+        String(PartitionDay(containing: date).daysSinceEpoch)
     }
 
     private func ensurePartitions(_ days: Set<String>) async throws {

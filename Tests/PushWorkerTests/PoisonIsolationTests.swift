@@ -109,6 +109,18 @@ final class PoisonIsolationTests: XCTestCase {
         XCTAssertEqual(singles.flatMap(\.rejections).map(\.offset), [9])
     }
 
+    /// Day partitions are named from `created_at`: the name is total for any date.
+    func testPartitionDayIsTotal() {
+        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: 0)), "0")
+        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: 86_399)), "0")
+        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: 86_400)), "1")
+        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: -1)), "-1")
+        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: -86_400)), "-1")
+        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: 1e300)), "2932896")
+        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: -1e300)), "-719162")
+        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: .nan)), "0")
+    }
+
     func testStorableTextReplacesNUL() {
         XCTAssertEqual("plain".storableText, "plain")
         XCTAssertEqual("Bad\u{0}Device\u{0}".storableText, "Bad\u{FFFD}Device\u{FFFD}")

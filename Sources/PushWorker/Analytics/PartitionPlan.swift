@@ -29,9 +29,12 @@ public struct PartitionDay: Sendable, Hashable, Comparable, CustomStringConverti
 
     public init(daysSinceEpoch: Int64) { self.daysSinceEpoch = daysSinceEpoch }
 
+    /// The day holding `date`. Total: a date beyond years 0001...9999 (only
+    /// reachable from code, intake bounds `created_at`) is clamped to them, and
+    /// a NaN date is day 0, so no conversion traps.
     public init(containing date: Date) {
-        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
-        daysSinceEpoch = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let seconds = min(max(date.timeIntervalSince1970, -62_135_596_800), 253_402_300_799)
+        daysSinceEpoch = Int64(exactly: (seconds / 86_400).rounded(.down)) ?? 0
     }
 
     public var start: Date { Date(timeIntervalSince1970: TimeInterval(daysSinceEpoch * 86_400)) }
