@@ -43,6 +43,23 @@ extension BatchProcessor {
                                                     firstAttemptAt: nil, lastAttemptAt: started, notSent: true))
                 return outcome
             }
+            // No credential, no request: the OAuth token endpoint failed or a JWT could not
+            // be signed. The provider never saw it, so it is no attempt and spends none of
+            // retry.max_attempts; it waits on a retry tier and is counted on its own.
+            if let providerError, let kind = Self.credentialFailureKind(providerError.kind) {
+                counters.withLock {
+                    $0.credentialFailures[.init(provider: request.provider, app: item.notification.app, kind: kind), default: 0] += 1
+                }
+                logger.warning("no credential for the send; not sent, retried later", metadata: [
+                    "push.notification_id": "\(item.notification.id.uuidString.lowercased())",
+                    "push.provider": "\(request.provider.rawValue)", "push.app": "\(item.notification.app)",
+                    "error": "\(providerError)",
+                ])
+                outcome.retryNeeds.append(RetryNeed(item: item, reason: "CredentialUnavailable(\(kind))", providerStatus: nil,
+                                                    retryAfter: providerError.retryAfter, attempts: 0,
+                                                    firstAttemptAt: nil, lastAttemptAt: started, notSent: true))
+                return outcome
+            }
             outcome.attempts.append(attemptRecord("transport_error", nil, reason))
             logger.warning("provider send failed", metadata: [
                 "push.notification_id": "\(item.notification.id.uuidString.lowercased())",
@@ -92,7 +109,7 @@ extension BatchProcessor {
                 if item.fcmTarget == nil {
                     outcome.invalidations.append(TokenInvalidation(
                         app: item.notification.app, platform: item.recipient.platform, token: item.recipient.token,
-                        since: since ?? now, reason: reason.rawValue))
+                        since: since ?? now, reason: reason.rawValue, learnedAt: now))
                 }
                 outcome.deliveries.append(record(item, status: .invalidToken, reason: reason.rawValue, detail: nil, at: now,
                                                  attempts: 1, providerStatus: response.status,
@@ -121,6 +138,20 @@ extension BatchProcessor {
         case .rateLimited: "RateLimited"
         case .providerTokenThrottled: "TooManyProviderTokenUpdates"
         default: "ClientError(\(error.kind))"
+        }
+    }
+
+    /// The `kind` label of a failure to obtain the send's credential, nil for
+    /// any other error (those are the provider's or the transport's).
+    static func credentialFailureKind(_ kind: ProviderError.Kind) -> String? {
+        switch kind {
+        case .tokenEndpoint: "token_endpoint"
+        case .tokenEndpointTransport: "token_endpoint_unreachable"
+        case .invalidTokenResponse: "invalid_token_response"
+        case .signing: "signing"
+        case .invalidKey: "invalid_key"
+        case .invalidServiceAccount: "invalid_service_account"
+        case .circuitOpen, .rateLimited, .providerTokenThrottled, .credentialsRejected, .invalidConfiguration: nil
         }
     }
 

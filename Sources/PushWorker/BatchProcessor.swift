@@ -21,11 +21,14 @@ final class BatchProcessor: Sendable {
     let logger: Logger
     /// The `created_at` window intake enforces.
     let intake: WorkerConfiguration.Intake
+    /// Apps whose notifications go to tokens the registry has as invalid.
+    let probingApps: Set<String>
 
     init(router: ProviderRouter, store: OutcomeStore, topics: TopicNames, retryPolicy: RetryPolicy, maxConcurrentSends: Int,
          counters: Locked<WorkerCounters>, observer: any WorkerObserver, logger: Logger,
-         intake: WorkerConfiguration.Intake = .init()) {
+         intake: WorkerConfiguration.Intake = .init(), registry: WorkerConfiguration.Registry = .init()) {
         self.intake = intake
+        self.probingApps = registry.probingApps
         self.router = router
         self.store = store
         self.topics = topics
@@ -68,6 +71,11 @@ final class BatchProcessor: Sendable {
         /// The APNs environment the device registered in (`devices.environment`),
         /// nil for production or when the registry does not know the token.
         var environment: APNsEnvironment? = nil
+        /// A device token named directly in the notification (not found through
+        /// a user id, not an FCM topic or condition): checked against the registry.
+        var direct = false
+        /// The registry has this token as invalid (`devices.invalidated_at`).
+        var knownInvalid = false
 
         var notification: PushNotification { source.notification }
         var enqueuedAt: Date? { source.enqueuedAt }
@@ -109,37 +117,41 @@ final class BatchProcessor: Sendable {
         // User ids → valid devices: one query for the whole batch.
         let users = Set(decoded.flatMap { s in s.notification.userRecipients.map { AppUser(app: s.notification.app, userID: $0) } })
         let devices = try await store.devices(of: users)
+        // The created_at each id's ledger rows are filed under (the first one seen).
+        let ledgerCreatedAt = try await ledgerTimes(of: decoded)
         var items: [WorkItem] = []
-        var lookups: [Int] = []  // indexes of APNs token recipients whose environment the registry may know
+        var lookups: [Int] = []  // indexes of direct token recipients the registry is asked about
         var seen = Set<DeliveryKey>()
         let now = Date()
         for source in decoded {
+            let n = source.notification
+            let createdAt = ledgerCreatedAt[n.id] ?? n.createdAt
             // (recipient, FCM target, environment when the registry already said it)
-            var targets = source.notification.recipients.map { ($0, FCMTarget?.none, String?.none) }
-            for user in source.notification.userRecipients {
-                let found = devices[AppUser(app: source.notification.app, userID: user)] ?? []
+            var targets = n.recipients.map { ($0, FCMTarget?.none, String?.none) }
+            for user in n.userRecipients {
+                let found = devices[AppUser(app: n.app, userID: user)] ?? []
                 if found.isEmpty {
-                    outcome.deliveries.append(noDeviceRecord(source.notification, user: user, enqueuedAt: source.enqueuedAt, at: now))
+                    outcome.deliveries.append(noDeviceRecord(n, user: user, createdAt: createdAt, enqueuedAt: source.enqueuedAt, at: now))
                 }
                 targets += found.map { (Recipient(token: $0.token, platform: $0.platform), nil, $0.environment) }
             }
-            for target in source.notification.fcmTargets {
+            for target in n.fcmTargets {
                 targets.append((Recipient(token: Self.syntheticToken(target), platform: .android), target, nil))
             }
-            for (recipient, fcmTarget, environment) in targets {
-                let key = DeliveryKey(notificationID: source.notification.id, token: recipient.token,
-                                      createdAt: source.notification.createdAt)
+            for (index, (recipient, fcmTarget, environment)) in targets.enumerated() {
+                let key = DeliveryKey(notificationID: n.id, token: recipient.token, createdAt: createdAt)
                 if seen.insert(key).inserted {
                     var item = WorkItem(source: source, recipient: recipient, fcmTarget: fcmTarget, key: key)
                     item.environment = environment == "sandbox" ? .sandbox : nil
-                    if environment == nil, needsEnvironmentLookup(item) { lookups.append(items.count) }
+                    item.direct = index < n.recipients.count
+                    if needsRegistryLookup(item) { lookups.append(items.count) }
                     items.append(item)
                 } else {
                     outcome.suppressed += 1
                 }
             }
         }
-        try await resolveEnvironments(&items, lookups)
+        try await resolveRegistry(&items, lookups)
         let alreadyFinal = try await store.finalKeys(items.map(\.key))
         if !alreadyFinal.isEmpty {
             outcome.suppressed += alreadyFinal.count
@@ -171,21 +183,47 @@ final class BatchProcessor: Sendable {
         return outcome
     }
 
-    /// A device token named directly, for an app whose APNs sandbox host differs
-    /// from production: the registry decides where it goes.
-    private func needsEnvironmentLookup(_ item: WorkItem) -> Bool {
-        item.fcmTarget == nil && item.recipient.platform.provider == .apns
+    /// A device token named directly is checked against the registry: whether
+    /// it is known invalid (unless its app probes dead tokens) and, for an app
+    /// whose APNs sandbox host differs from production, where it goes.
+    private func needsRegistryLookup(_ item: WorkItem) -> Bool {
+        guard item.direct else { return false }
+        if !probingApps.contains(item.notification.app) { return true }
+        return item.recipient.platform.provider == .apns
             && router.clients(for: item.notification.app)?.routesSandboxSeparately == true
     }
 
-    /// Marks the items at `indexes` whose token is registered as a sandbox device.
-    private func resolveEnvironments(_ items: inout [WorkItem], _ indexes: [Int]) async throws {
+    /// Marks the items at `indexes` whose token is registered as a sandbox
+    /// device or is known invalid: one query per batch for the tokens the
+    /// worker's registry cache does not hold.
+    private func resolveRegistry(_ items: inout [WorkItem], _ indexes: [Int]) async throws {
         guard !indexes.isEmpty else { return }
         func key(_ item: WorkItem) -> OutcomeStore.AppToken {
             OutcomeStore.AppToken(app: item.notification.app, platform: item.recipient.platform, token: item.recipient.token)
         }
-        let sandbox = try await store.sandboxTokens(Set(indexes.map { key(items[$0]) }))
-        for i in indexes where sandbox.contains(key(items[i])) { items[i].environment = .sandbox }
+        let states = try await store.cachedRegistryStates(Set(indexes.map { key(items[$0]) }))
+        guard !states.isEmpty else { return }
+        for i in indexes {
+            guard let state = states[key(items[i])] else { continue }
+            if state.sandbox, items[i].recipient.platform.provider == .apns { items[i].environment = .sandbox }
+            items[i].knownInvalid = state.invalid && !probingApps.contains(items[i].notification.app)
+        }
+    }
+
+    /// For each notification id of the batch, the `created_at` its ledger rows
+    /// are filed under: the first message's with that id, whatever `created_at`
+    /// a later message carries (one id is one send per device). Within the
+    /// batch the first message wins; across batches, `notification_ids` does.
+    private func ledgerTimes(of sources: [WorkItem.Source]) async throws -> [UUID: Date] {
+        var first: [UUID: Date] = [:]
+        var differs = false
+        for source in sources {
+            let n = source.notification
+            if let seen = first[n.id] { differs = differs || seen != n.createdAt } else { first[n.id] = n.createdAt }
+        }
+        let stored = try await store.ledgerCreatedAt(first)
+        guard differs || !stored.isEmpty else { return [:] }
+        return first.merging(stored) { _, stored in stored }
     }
 
     /// The ledger key of an FCM topic or condition target.
@@ -198,9 +236,9 @@ final class BatchProcessor: Sendable {
 
     /// The final record of a user id with no valid device for the app: a
     /// `rejected` row keyed `user:<id>`, platform `none`, so analysts see it.
-    private func noDeviceRecord(_ n: PushNotification, user: String, enqueuedAt: Date?, at now: Date) -> DeliveryRecord {
+    private func noDeviceRecord(_ n: PushNotification, user: String, createdAt: Date, enqueuedAt: Date?, at now: Date) -> DeliveryRecord {
         DeliveryRecord(
-            key: DeliveryKey(notificationID: n.id, token: "user:" + user, createdAt: n.createdAt), app: n.app, platform: nil,
+            key: DeliveryKey(notificationID: n.id, token: "user:" + user, createdAt: createdAt), app: n.app, platform: nil,
             status: .rejected, attempts: 0, providerStatus: nil, providerReason: "NoValidDevices", providerMessageID: nil,
             detail: "no valid devices for user \(user) in app \(n.app)", enqueuedAt: enqueuedAt, finalAt: now)
     }
@@ -221,6 +259,13 @@ final class BatchProcessor: Sendable {
         guard clients.serves(item.recipient.platform) else {
             return .final(record(item, status: .rejected, reason: "PlatformNotConfigured",
                                  detail: "app \"\(item.notification.app)\" has no \(item.recipient.platform.provider.rawValue) credentials", at: now))
+        }
+        if item.knownInvalid {
+            // Apple and Google both ask senders to stop sending to dead tokens; repeated
+            // sends to them are what gets a sender throttled. No request, no attempt.
+            return .final(record(item, status: .invalidToken, reason: "KnownInvalidToken",
+                                 detail: "the registry has this token as invalid since an earlier answer or unregistration; not sent",
+                                 at: now))
         }
         return .send(clients)
     }

@@ -18,26 +18,43 @@ extension OutcomeStore {
         var token: String
     }
 
-    /// The tokens among `tokens` that the registry knows as registered in the
-    /// APNs sandbox environment, in one query for the whole batch. A token the
-    /// registry does not know is production (where App Store builds live).
-    func sandboxTokens(_ tokens: Set<AppToken>) async throws -> Set<AppToken> {
-        guard !tokens.isEmpty else { return [] }
-        let list = Array(tokens)
+    /// `registryStates`, through the worker's short-lived cache: only tokens
+    /// not seen within `registry.cache_seconds` are asked about.
+    func cachedRegistryStates(_ tokens: Set<AppToken>) async throws -> [AppToken: TokenRegistryState] {
+        guard !tokens.isEmpty else { return [:] }
+        var (known, missing) = registryCache.split(tokens)
+        guard !missing.isEmpty else { return known }
+        let asked = try await registryStates(missing)
+        registryCache.remember(asked: missing, states: asked)
+        known.merge(asked) { _, new in new }
+        return known
+    }
+
+    /// What the registry says about each of `tokens` that it has as sandbox
+    /// or as invalid, in one query for the whole batch. A token absent from
+    /// the result is valid as far as the registry knows, and production (where
+    /// App Store builds live).
+    func registryStates(_ tokens: [AppToken]) async throws -> [AppToken: TokenRegistryState] {
+        guard !tokens.isEmpty else { return [:] }
         let rows = try await pool.withConnection { connection in
             try await connection.query(
-                """
-                SELECT d.app AS a, d.platform AS p, d.token AS t
+                prepared: """
+                SELECT d.app AS a, d.platform AS p, d.token AS t, d.environment AS e,
+                       (d.invalidated_at IS NOT NULL)::int AS x
                 FROM unnest($1::text[], $2::text[], $3::text[]) AS k(a, p, t)
-                JOIN devices d ON d.app = k.a AND d.platform = k.p AND d.token = k.t
-                WHERE d.environment = 'sandbox'
+                CROSS JOIN LATERAL (
+                    SELECT app, platform, token, environment, invalidated_at FROM devices
+                    WHERE app = k.a AND platform = k.p AND token = k.t
+                    LIMIT 1  -- the unique key: one probe per token, whatever plan
+                ) d
+                WHERE d.environment = 'sandbox' OR d.invalidated_at IS NOT NULL
                 """,
-                [.textArray(list.map(\.app)), .textArray(list.map(\.platform.rawValue)), .textArray(list.map(\.token))])
+                [.textArray(tokens.map(\.app)), .textArray(tokens.map(\.platform.rawValue)), .textArray(tokens.map(\.token))])
         }
-        var result = Set<AppToken>()
+        var result: [AppToken: TokenRegistryState] = [:]
         for row in rows.rows {
             guard let a = row["a"], let t = row["t"], let p = row["p"].flatMap(Platform.init(rawValue:)) else { continue }
-            result.insert(AppToken(app: a, platform: p, token: t))
+            result[AppToken(app: a, platform: p, token: t)] = TokenRegistryState(sandbox: row["e"] == "sandbox", invalid: row["x"] == "1")
         }
         return result
     }
@@ -91,8 +108,12 @@ extension OutcomeStore {
                     registered_at = GREATEST(d.registered_at, EXCLUDED.registered_at),
                     first_registered_at = LEAST(d.first_registered_at, d.registered_at, EXCLUDED.registered_at),
                     last_seen_at = GREATEST(d.last_seen_at, EXCLUDED.last_seen_at),
-                    invalid_reason = CASE WHEN d.invalidated_at < EXCLUDED.registered_at THEN NULL ELSE d.invalid_reason END,
-                    invalidated_at = CASE WHEN d.invalidated_at < EXCLUDED.registered_at THEN NULL ELSE d.invalidated_at END
+                    invalid_reason = CASE WHEN COALESCE(d.provider_invalid_since, d.invalidated_at) < EXCLUDED.registered_at
+                                          THEN NULL ELSE d.invalid_reason END,
+                    provider_invalid_since = CASE WHEN COALESCE(d.provider_invalid_since, d.invalidated_at) < EXCLUDED.registered_at
+                                                  THEN NULL ELSE d.provider_invalid_since END,
+                    invalidated_at = CASE WHEN COALESCE(d.provider_invalid_since, d.invalidated_at) < EXCLUDED.registered_at
+                                          THEN NULL ELSE d.invalidated_at END
                 """, binds(registers))
         }
         if !unregisters.isEmpty {

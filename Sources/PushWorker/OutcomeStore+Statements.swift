@@ -29,25 +29,48 @@ extension OutcomeStore {
             updated_at = now()
         """
 
-    /// Appends attempts from 10 parallel arrays starting at parameter `$first`.
+    /// Appends attempts from 10 parallel arrays and the worker id (a scalar)
+    /// starting at parameter `$first`.
     static func insertAttemptsSQL(first: Int = 1) -> String {
-        let p = (first..<first + 10).map { "$\($0)" }
+        let p = (first..<first + 11).map { "$\($0)" }
         return """
             INSERT INTO delivery_attempts (notification_id, created_at, token, attempt, attempted_at, outcome,
                 provider, provider_status, provider_reason, latency_ms, worker)
-            SELECT n, c, t, at, aa, o, p, ps, pr, l, current_setting('application_name')
+            SELECT n, c, t, at, aa, o, p, ps, pr, l, \(p[10])::text
             FROM unnest(\(p[0])::uuid[], \(p[1])::timestamptz[], \(p[2])::text[], \(p[3])::bigint[], \(p[4])::timestamptz[],
                         \(p[5])::text[], \(p[6])::text[], \(p[7])::bigint[], \(p[8])::text[], \(p[9])::float8[])
                  AS u(n, c, t, at, aa, o, p, ps, pr, l)
             """
     }
 
-    /// Both writes as one statement: data-modifying CTEs run in one snapshot
-    /// and commit together, so a batch's deliveries and attempts land (or not) as one.
+    /// Records each notification id with the created_at its rows are filed
+    /// under, from two parallel arrays (one entry per id) at `$first`.
+    static func insertNotificationIDsSQL(first: Int = 1) -> String {
+        """
+        INSERT INTO notification_ids (notification_id, created_at)
+        SELECT * FROM unnest($\(first)::uuid[], $\(first + 1)::timestamptz[])
+        ON CONFLICT (notification_id) DO NOTHING
+        """
+    }
+
+    /// The three writes as one statement: data-modifying CTEs run in one snapshot
+    /// and commit together, so a batch's deliveries, attempts and ids land (or not) as one.
     static let deliveriesAndAttemptsSQL = """
-        WITH d AS (\(upsertDeliveriesSQL)), a AS (\(insertAttemptsSQL(first: 17)))
+        WITH d AS (\(upsertDeliveriesSQL)), a AS (\(insertAttemptsSQL(first: 17))), i AS (\(insertNotificationIDsSQL(first: 28)))
         SELECT 1
         """
+
+    /// One (id, created_at) per notification id among `records`.
+    static func notificationIDBinds(_ records: [DeliveryRecord]) -> [PostgresValue] {
+        var seen = Set<UUID>()
+        var ids: [UUID] = []
+        var times: [Date] = []
+        for record in records where seen.insert(record.key.notificationID).inserted {
+            ids.append(record.key.notificationID)
+            times.append(record.key.createdAt)
+        }
+        return [.uuidArray(ids), .timestampArray(times)]
+    }
 
     static func deliveryBinds(_ records: [DeliveryRecord]) -> [PostgresValue] {
         [
@@ -70,7 +93,7 @@ extension OutcomeStore {
         ]
     }
 
-    static func attemptBinds(_ attempts: [AttemptRecord]) -> [PostgresValue] {
+    static func attemptBinds(_ attempts: [AttemptRecord], worker: String) -> [PostgresValue] {
         [
             .uuidArray(attempts.map(\.key.notificationID)),
             .timestampArray(attempts.map(\.key.createdAt)),
@@ -82,6 +105,7 @@ extension OutcomeStore {
             .intArray(attempts.map { $0.providerStatus.map(Int64.init) }),
             .textArray(attempts.map { $0.providerReason?.storableText }),
             .textArray(attempts.map { String($0.latencyMilliseconds) }),
+            .text(worker.storableText),
         ]
     }
 }

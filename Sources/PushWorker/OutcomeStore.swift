@@ -10,11 +10,20 @@ final class OutcomeStore: Sendable {
     private let logger: Logger
     private let observer: any WorkerObserver
     private let ensuredDays = Locked<Set<String>>([])
+    /// What the registry said about directly named tokens, for a short while.
+    let registryCache: TokenRegistryCache
 
-    init(pool: PostgresPool, logger: Logger, observer: any WorkerObserver = NoWorkerObserver()) {
+    /// `worker.id`: what `delivery_attempts.worker` records.
+    let workerID: String
+
+    init(pool: PostgresPool, logger: Logger, observer: any WorkerObserver = NoWorkerObserver(),
+         workerID: String = WorkerConfiguration.Worker().id,
+         registryCacheTTL: Duration = WorkerConfiguration.Registry().cacheTTL) {
+        self.workerID = workerID
         self.pool = pool
         self.logger = logger
         self.observer = observer
+        self.registryCache = TokenRegistryCache(ttl: registryCacheTTL)
     }
 
     static let finalStatuses = DeliveryStatus.allCases.filter(\.isFinal).map { "'\($0.rawValue)'" }.joined(separator: ",")
@@ -58,6 +67,32 @@ final class OutcomeStore: Sendable {
         return result
     }
 
+    /// For ids the ledger already files under another `created_at` than the
+    /// one given, that stored `created_at` (one probe of `notification_ids` per id).
+    func ledgerCreatedAt(_ ids: [UUID: Date]) async throws -> [UUID: Date] {
+        guard !ids.isEmpty else { return [:] }
+        let list = Array(ids)
+        let rows = try await pool.withConnection { connection in
+            try await connection.query(
+                prepared: """
+                SELECT k.n AS n, e.c AS c
+                FROM unnest($1::uuid[], $2::timestamptz[]) AS k(n, c)
+                CROSS JOIN LATERAL (
+                    SELECT created_at AS c FROM notification_ids WHERE notification_id = k.n
+                    LIMIT 1  -- the primary key: one probe per id, whatever plan
+                ) e
+                WHERE e.c <> k.c
+                """,
+                [.uuidArray(list.map(\.key)), .timestampArray(list.map(\.value))])
+        }
+        var result: [UUID: Date] = [:]
+        for row in rows.rows {
+            guard let n = try row.uuid("n"), let c = try row.date("c") else { continue }
+            result[n] = c
+        }
+        return result
+    }
+
     /// Writes one batch's outcomes in one transaction; returns the delivery
     /// rows as written (one per key, see `collapse`).
     @discardableResult
@@ -72,7 +107,8 @@ final class OutcomeStore: Sendable {
             if !deliveries.isEmpty || !outcome.attempts.isEmpty {
                 _ = try await pool.withConnection { connection in
                     try await connection.query(prepared: Self.deliveriesAndAttemptsSQL,
-                                               Self.deliveryBinds(deliveries) + Self.attemptBinds(outcome.attempts))
+                                               Self.deliveryBinds(deliveries) + Self.attemptBinds(outcome.attempts, worker: workerID)
+                                                   + Self.notificationIDBinds(deliveries))
                 }
             }
             observer.batchCommitted(seconds: (ContinuousClock.now - started).seconds)
@@ -82,12 +118,20 @@ final class OutcomeStore: Sendable {
             try await connection.transaction { tx in
                 // Registry first: a registration in this batch is what a 410 below is compared with.
                 if !outcome.deviceUpdates.isEmpty { try await Self.applyDeviceEvents(outcome.deviceUpdates, on: tx) }
-                if !deliveries.isEmpty { try await tx.query(prepared: Self.upsertDeliveriesSQL, Self.deliveryBinds(deliveries)) }
-                if !outcome.attempts.isEmpty { try await tx.query(prepared: Self.insertAttemptsSQL(), Self.attemptBinds(outcome.attempts)) }
+                if !deliveries.isEmpty {
+                    try await tx.query(prepared: Self.upsertDeliveriesSQL, Self.deliveryBinds(deliveries))
+                    try await tx.query(prepared: Self.insertNotificationIDsSQL(), Self.notificationIDBinds(deliveries))
+                }
+                if !outcome.attempts.isEmpty {
+                    try await tx.query(prepared: Self.insertAttemptsSQL(), Self.attemptBinds(outcome.attempts, worker: workerID))
+                }
                 if !outcome.invalidations.isEmpty { try await Self.invalidate(outcome.invalidations, on: tx) }
                 if !outcome.rejections.isEmpty { try await Self.insertRejections(outcome.rejections, on: tx) }
             }
         }
+        // This worker just changed these tokens in the registry: its cached view of them is stale.
+        registryCache.forget(outcome.invalidations.map { AppToken(app: $0.app, platform: $0.platform, token: $0.token) })
+        registryCache.forget(outcome.deviceUpdates.map { AppToken(app: $0.app, platform: $0.platform, token: $0.token) })
         observer.batchCommitted(seconds: (ContinuousClock.now - started).seconds)
         return deliveries
     }
@@ -136,20 +180,25 @@ final class OutcomeStore: Sendable {
 
     /// Marks tokens invalid, unless the device registered again after the
     /// time the provider says the token died (APNs 410 timestamp rule).
+    /// `invalidated_at` is when we learnt it, `provider_invalid_since` what the
+    /// provider said (the views count by the former, the revive rule uses the latter).
     private static func invalidate(_ items: [TokenInvalidation], on c: PostgresConnection) async throws {
         try await c.query(
             """
-            INSERT INTO devices AS d (app, platform, token, registered_at, last_seen_at, invalidated_at, invalid_reason)
-            SELECT DISTINCT ON (a, p, t) a, p, t, s, s, s, r
-            FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[]) AS u(a, p, t, s, r)
+            INSERT INTO devices AS d (app, platform, token, registered_at, last_seen_at, invalidated_at,
+                                      provider_invalid_since, invalid_reason)
+            SELECT DISTINCT ON (a, p, t) a, p, t, LEAST(s, l), LEAST(s, l), l, s, r
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::timestamptz[]) AS u(a, p, t, s, r, l)
             ORDER BY a, p, t, s DESC
             ON CONFLICT (app, platform, token) DO UPDATE SET
-                invalidated_at = EXCLUDED.invalidated_at, invalid_reason = EXCLUDED.invalid_reason
-            WHERE d.invalidated_at IS NULL AND d.registered_at <= EXCLUDED.invalidated_at
+                invalidated_at = EXCLUDED.invalidated_at, provider_invalid_since = EXCLUDED.provider_invalid_since,
+                invalid_reason = EXCLUDED.invalid_reason
+            WHERE d.invalidated_at IS NULL AND d.registered_at <= EXCLUDED.provider_invalid_since
             """,
             [
                 .textArray(items.map(\.app)), .textArray(items.map(\.platform.rawValue)),
                 .textArray(items.map(\.token)), .timestampArray(items.map(\.since)), .textArray(items.map(\.reason)),
+                .timestampArray(items.map(\.learnedAt)),
             ])
     }
 

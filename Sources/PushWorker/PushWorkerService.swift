@@ -81,10 +81,11 @@ public final class PushWorkerService: Service, Sendable {
         let revoked = Locked<[KafkaTopicPartition]>([])
         installRebalanceHandler(consumer: consumer, book: book, revoked: revoked)
         let processor = BatchProcessor(
-            router: router, store: OutcomeStore(pool: pool, logger: logger, observer: observer), topics: topics,
+            router: router, store: OutcomeStore(pool: pool, logger: logger, observer: observer, workerID: configuration.worker.id,
+                                                registryCacheTTL: configuration.registry.cacheTTL), topics: topics,
             retryPolicy: configuration.retry.policy,
             maxConcurrentSends: 1024, counters: counters, observer: observer, logger: logger,
-            intake: configuration.intake)
+            intake: configuration.intake, registry: configuration.registry)
         let context = BatchContext(consumer: consumer, producer: producer, book: book, processor: processor)
 
         logger.info("worker started", metadata: [

@@ -51,9 +51,13 @@ struct TokenInvalidation: Sendable {
     var app: String
     var platform: Platform
     var token: String
-    /// When the token stopped being valid (APNs 410 timestamp) or when we learnt it.
+    /// When the provider says the token stopped being valid: the APNs 410
+    /// `timestamp`, else the time of the answer (`provider_invalid_since`).
     var since: Date
     var reason: String
+    /// When this worker learnt it: the time of the answer (`invalidated_at`,
+    /// what the views count by).
+    var learnedAt: Date
 }
 
 /// An intake message that never became a notification, or a record of one

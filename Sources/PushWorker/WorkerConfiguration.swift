@@ -11,6 +11,8 @@ public struct WorkerConfiguration: Sendable {
     public var retry = Retry()
     /// What intake accepts beyond the schema (`intake.*`).
     public var intake = Intake()
+    /// How direct device tokens are checked against the registry (`registry.*`).
+    public var registry = Registry()
     /// Metrics/health listener and log format.
     public var observability = ObservabilityConfiguration()
     /// Apps by key (the `app` field of notifications).
@@ -93,6 +95,10 @@ public struct WorkerConfiguration: Sendable {
     public struct App: Sendable {
         public var apns: APNs?
         public var fcm: FCM?
+        /// `skip_known_invalid_tokens` (default true): a token the registry has
+        /// as invalid is recorded `invalid_token KnownInvalidToken` without a
+        /// request; false sends anyway (an app that wants to probe dead tokens).
+        public var skipKnownInvalidTokens = true
     }
 
     public struct APNs: Sendable {
@@ -206,6 +212,7 @@ extension WorkerConfiguration {
             }
         }
         if let i = r.object("intake") { try intake.read(ConfigReader(json: i, path: "intake.")) }
+        if let g = r.object("registry") { try registry.read(ConfigReader(json: g, path: "registry.")) }
         if let rt = r.object("retry") {
             let rr = ConfigReader(json: rt, path: "retry.")
             retry.maxAttempts = try rr.int("max_attempts") ?? retry.maxAttempts
@@ -241,7 +248,9 @@ extension WorkerConfiguration {
         }
         if let a = r.object("apps"), case .object(let members) = a {
             for (name, appJSON) in members {
-                apps[name] = try App.parse(appJSON, path: "apps.\(name).")
+                let app = try App.parse(appJSON, path: "apps.\(name).")
+                apps[name] = app
+                if !app.skipKnownInvalidTokens { registry.probingApps.insert(name) }
             }
         }
     }
@@ -316,6 +325,7 @@ extension WorkerConfiguration.App {
             fcm.rateLimitPerSecond = try fr.positiveInt("rate_limit_per_second")
             app.fcm = fcm
         }
+        app.skipKnownInvalidTokens = try r.bool("skip_known_invalid_tokens") ?? true
         return app
     }
 }
@@ -334,6 +344,12 @@ struct ConfigReader {
         guard let v = json[key], v != .null else { return nil }
         guard let s = v.stringValue else { throw ConfigurationError(key: path + key, problem: "must be a string") }
         return s
+    }
+
+    func bool(_ key: String) throws -> Bool? {
+        guard let v = json[key], v != .null else { return nil }
+        guard case .bool(let b) = v else { throw ConfigurationError(key: path + key, problem: "must be true or false") }
+        return b
     }
 
     func positiveInt(_ key: String) throws -> Int? {

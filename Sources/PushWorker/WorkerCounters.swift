@@ -51,6 +51,19 @@ public struct WorkerCounters: Sendable {
     public var outcomeCommitSeconds = 0.0
     /// Device registry messages applied (register + unregister).
     public var deviceUpdates = 0
+    /// Sends that never became a request because the credential for it could
+    /// not be had (OAuth token endpoint down or refusing, a JWT that could not
+    /// be signed): `pushfleet_credential_failures_total{provider,app,kind}`.
+    /// They spend no attempt; the delivery waits on a retry tier.
+    public var credentialFailures: [CredentialFailureKey: Int] = [:]
+
+    /// The labels of `pushfleet_credential_failures_total`.
+    public struct CredentialFailureKey: Sendable, Hashable {
+        public var provider: Provider
+        public var app: String
+        /// `token_endpoint`, `token_endpoint_unreachable`, `invalid_token_response`, `signing`, `invalid_key`, ….
+        public var kind: String
+    }
 
     /// The labels of `pushfleet_notifications_sent_total`.
     public struct SentKey: Sendable, Hashable {

@@ -36,6 +36,7 @@ struct MaintainCommand: AsyncParsableCommand {
         say(report.created.isEmpty ? "partitions: none to create" : "partitions \(verb)created: \(report.created.joined(separator: ", "))")
         say(report.dropped.isEmpty ? "partitions: none past \(retentionDays) days" : "partitions \(verb)dropped (detached, then dropped): \(report.dropped.joined(separator: ", "))")
         say("receipts older than the retention \(verb)deleted: \(report.receiptsDeleted)")
+        say("notification ids older than the retention \(verb)deleted: \(report.notificationIDsDeleted)")
         for failure in report.failures { say("FAILED to create partitions for \(failure)") }
         if !report.failures.isEmpty { throw ExitCode(1) }
     }

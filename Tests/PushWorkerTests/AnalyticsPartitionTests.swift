@@ -34,12 +34,17 @@ final class AnalyticsPartitionTests: XCTestCase {
         try await db.connection.query(
             "INSERT INTO delivery_receipts (notification_id, token, kind, app, platform, at) VALUES (gen_random_uuid(), 't', 'delivered', 'a', 'ios', $1)",
             [.timestamp(old.start.addingTimeInterval(60))])
+        // An id filed 40 days ago goes with its partitions; one filed today stays.
+        try await db.connection.query(
+            "INSERT INTO notification_ids (notification_id, created_at) VALUES (gen_random_uuid(), $1), (gen_random_uuid(), now())",
+            [.timestamp(old.start.addingTimeInterval(60))])
         let maintenance = PartitionMaintenance(connection: db.connection, logger: AnalyticsDatabase.logger)
 
         let dry = try await maintenance.run(daysAhead: 12, retentionDays: 30, dryRun: true)
         let oldNames = ["deliveries", "delivery_attempts"].flatMap { p in [old, old.adding(1)].map { "\(p)_\($0.suffix)" } }.sorted()
         XCTAssertEqual(dry.dropped, oldNames)
         XCTAssertEqual(dry.receiptsDeleted, 1)
+        XCTAssertEqual(dry.notificationIDsDeleted, 1)
         // 0001 created today-2 … today+7; 12 days ahead needs today+8 … today+12 for both tables.
         let ahead = (8...12).flatMap { d in ["deliveries", "delivery_attempts"].map { "\($0)_\(today.adding(d).suffix)" } }
         XCTAssertEqual(Set(dry.created), Set(ahead))
@@ -50,6 +55,9 @@ final class AnalyticsPartitionTests: XCTestCase {
         XCTAssertEqual(done.dropped, oldNames)
         XCTAssertEqual(Set(done.created), Set(ahead))
         XCTAssertEqual(done.receiptsDeleted, 1)
+        XCTAssertEqual(done.notificationIDsDeleted, 1)
+        let kept = try await db.row("SELECT count(*) AS n FROM notification_ids")
+        XCTAssertEqual(kept["n"], "1", "today's id is kept")
         existing = try await maintenance.existingPartitions()
         XCTAssertTrue(Set(oldNames).isDisjoint(with: existing))
         XCTAssertTrue(Set(ahead).isSubset(of: existing))

@@ -14,6 +14,9 @@ public struct PartitionMaintenance: Sendable {
         /// Days whose partitions could not be created (e.g. rows of that day sit in the default partition).
         public var failures: [String] = []
         public var receiptsDeleted = 0
+        /// `notification_ids` rows whose `created_at` is past retention (their
+        /// ledger rows went with the partitions).
+        public var notificationIDsDeleted = 0
     }
 
     private let connection: PostgresConnection
@@ -73,6 +76,13 @@ public struct PartitionMaintenance: Sendable {
             report.receiptsDeleted = Int(try rows.first?.int("n") ?? 0)
         } else {
             report.receiptsDeleted = try await connection.query("DELETE FROM delivery_receipts WHERE at < $1", [.timestamp(cutoffDay)]).affectedRows
+        }
+        if dryRun {
+            let rows = try await connection.query("SELECT count(*) AS n FROM notification_ids WHERE created_at < $1", [.timestamp(cutoffDay)])
+            report.notificationIDsDeleted = Int(try rows.first?.int("n") ?? 0)
+        } else {
+            report.notificationIDsDeleted = try await connection.query(
+                "DELETE FROM notification_ids WHERE created_at < $1", [.timestamp(cutoffDay)]).affectedRows
         }
         return report
     }

@@ -19,6 +19,7 @@ public enum MetricNames {
     public static let partitionsAssigned = "pushfleet_partitions_assigned"
     public static let untrustedHeaders = "pushfleet_untrusted_headers_total"
     public static let poisonRecords = "pushfleet_poison_records_total"
+    public static let credentialFailures = "pushfleet_credential_failures_total"
 }
 
 /// Histogram bucket upper bounds, in seconds, per histogram metric.

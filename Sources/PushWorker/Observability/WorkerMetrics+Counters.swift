@@ -23,6 +23,9 @@ extension WorkerMetrics {
             }
             suppressed(count: totals.suppressed - last.suppressed)
             untrustedHeaders(count: totals.untrustedHeaders - last.untrustedHeaders)
+            for (key, n) in totals.credentialFailures {
+                credentialFailures(provider: key.provider, app: key.app, kind: key.kind, count: n - (last.credentialFailures[key] ?? 0))
+            }
             for (stage, n) in totals.poisonByStage { poisonRecords(stage: stage, count: n - (last.poisonByStage[stage] ?? 0)) }
             setInFlight(totals.inFlight)
             setPartitionsAssigned(totals.partitionsAssigned)

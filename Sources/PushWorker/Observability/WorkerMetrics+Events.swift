@@ -73,6 +73,13 @@ extension WorkerMetrics {
         counter(MetricNames.poisonRecords, [label("stage", stage)]).increment(by: count)
     }
 
+    /// Sends held back because their credential could not be had (no request made).
+    public func credentialFailures(provider: Provider, app: String, kind: String, count: Int) {
+        guard count > 0 else { return }
+        counter(MetricNames.credentialFailures, [("provider", provider.rawValue), label("app", app), label("kind", kind)])
+            .increment(by: count)
+    }
+
     /// A provider host's circuit breaker changed state.
     public func setCircuitState(host: String, state: CircuitState) {
         gauge(MetricNames.circuitState, [label("host", host)]).record(state.rawValue)
