@@ -1,4 +1,5 @@
 import CRdKafka
+import Foundation
 
 /// Building `rd_kafka_conf_t` objects and client handles from string properties.
 enum KafkaConf {
@@ -95,4 +96,45 @@ extension Duration {
 func stringFromCBuffer(_ buffer: [CChar]) -> String {
     let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
     return String(decoding: bytes, as: UTF8.self)
+}
+
+/// Which client type a librdkafka property applies to, as librdkafka itself
+/// documents it (`rd_kafka_conf_properties_show`): `C` consumer only, `P`
+/// producer only, `*` both. One `kafka.properties` map feeds a worker's
+/// consumer and producer; each gets only what it knows, so neither logs
+/// "… is a consumer property and will be ignored by this producer instance".
+enum KafkaPropertyScope {
+    /// Property name → `C`, `P` or `*`, read once from librdkafka's own table.
+    static let table: [String: Character] = {
+        var buffer: UnsafeMutablePointer<CChar>?
+        var size = 0
+        guard let stream = open_memstream(&buffer, &size) else { return [:] }
+        rd_kafka_conf_properties_show(stream)
+        fclose(stream)
+        guard let buffer else { return [:] }
+        defer { free(buffer) }
+        var table: [String: Character] = [:]
+        for line in String(cString: buffer).split(separator: "\n") {
+            let columns = line.split(separator: "|", omittingEmptySubsequences: false)
+            guard columns.count > 2 else { continue }
+            let name = columns[0].trimmingCharacters(in: .whitespaces)
+            let scope = columns[1].trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty, scope.count == 1, let c = scope.first, "CP*".contains(c) else { continue }
+            table[name] = c
+        }
+        return table
+    }()
+
+    /// `properties` without those librdkafka documents for the other client
+    /// type only; the dropped names are returned so the caller can say so.
+    /// A name librdkafka does not list is kept (it will be refused with its own error).
+    static func applicable(_ properties: [String: String], producer: Bool) -> (kept: [String: String], dropped: [String]) {
+        let other: Character = producer ? "C" : "P"
+        var kept: [String: String] = [:]
+        var dropped: [String] = []
+        for (key, value) in properties {
+            if table[key] == other { dropped.append(key) } else { kept[key] = value }
+        }
+        return (kept, dropped.sorted())
+    }
 }

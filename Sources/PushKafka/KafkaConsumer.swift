@@ -72,7 +72,11 @@ public final class KafkaConsumer: @unchecked Sendable {
             "queued.max.messages.kbytes": "8192",
             "queued.min.messages": "10000",
         ]
-        all.merge(properties) { _, override in override }
+        let (applicable, dropped) = KafkaPropertyScope.applicable(properties, producer: false)
+        if !dropped.isEmpty {
+            logger.debug("producer-only kafka properties not passed to the consumer", metadata: ["kafka.properties": "\(dropped)"])
+        }
+        all.merge(applicable) { _, override in override }
         var logger = logger
         logger[metadataKey: "kafka.group"] = "\(groupID)"
         let conf = try KafkaConf.make(all)

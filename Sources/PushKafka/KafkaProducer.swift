@@ -33,7 +33,11 @@ public final class KafkaProducer: @unchecked Sendable {
             "acks": "all",
             "client.id": "pushkafka-producer",
         ]
-        all.merge(properties) { _, override in override }
+        let (applicable, dropped) = KafkaPropertyScope.applicable(properties, producer: true)
+        if !dropped.isEmpty {
+            logger.debug("consumer-only kafka properties not passed to the producer", metadata: ["kafka.properties": "\(dropped)"])
+        }
+        all.merge(applicable) { _, override in override }
         let conf = try KafkaConf.make(all)
         let context = KafkaClientContext(logger: logger)
         let retained = installCommonCallbacks(on: conf, context: context)

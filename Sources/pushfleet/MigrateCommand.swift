@@ -20,7 +20,7 @@ struct MigrateCommand: AsyncParsableCommand {
         guard let url = databaseURL ?? ProcessInfo.processInfo.environment["PUSHFLEET_DATABASE_URL"] else {
             throw CommandFailure("no database: pass --database-url or set PUSHFLEET_DATABASE_URL")
         }
-        let applied = try await Self.migrate(url: url, directory: try migrationsDirectory(migrations), logger: logger)
+        let applied = try await Self.migrate(url: url, directory: try migrationsDirectory(migrations, optionName: "--migrations"), logger: logger)
         print(applied.isEmpty ? "schema up to date" : "applied: \(applied.joined(separator: ", "))")
     }
 

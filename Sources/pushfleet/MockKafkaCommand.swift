@@ -28,7 +28,7 @@ struct MockKafkaCommand: AsyncParsableCommand {
             }
             try cluster.createTopic(String(parts[0]), partitions: partitions)
         }
-        print(cluster.bootstrapServers)
+        say(cluster.bootstrapServers)
         if let bootstrapFile {
             try Data(cluster.bootstrapServers.utf8).write(to: URL(fileURLWithPath: bootstrapFile), options: .atomic)
         }

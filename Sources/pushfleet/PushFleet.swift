@@ -61,7 +61,7 @@ struct CommandFailure: Error, CustomStringConvertible {
 
 /// Locates the SQL migrations: `--migrations`, `PUSHFLEET_MIGRATIONS_DIR`,
 /// `./schemas/postgres`, or `share/pushfleet/migrations` beside the binary.
-func migrationsDirectory(_ explicit: String?) throws -> String {
+func migrationsDirectory(_ explicit: String?, optionName: String? = nil) throws -> String {
     if let explicit { return explicit }
     let env = ProcessInfo.processInfo.environment
     var candidates: [String] = []
@@ -75,7 +75,10 @@ func migrationsDirectory(_ explicit: String?) throws -> String {
         var isDir: ObjCBool = false
         if FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue { return dir }
     }
-    throw CommandFailure("cannot find the SQL migrations; pass --migrations DIR or set PUSHFLEET_MIGRATIONS_DIR (looked in \(candidates.joined(separator: ", ")))")
+    // `migrate` has --migrations; every other command finds them only this way.
+    let how = optionName.map { "pass \($0) DIR or set PUSHFLEET_MIGRATIONS_DIR" }
+        ?? "set PUSHFLEET_MIGRATIONS_DIR to the repository's schemas/postgres, or run from the repository"
+    throw CommandFailure("cannot find the SQL migrations; \(how) (looked in \(candidates.joined(separator: ", ")))")
 }
 
 /// This executable's path.

@@ -31,7 +31,7 @@ struct SimulateCommand: AsyncParsableCommand {
         if let caOut {
             try Data(simulator.caCertificatePEM.utf8).write(to: URL(fileURLWithPath: caOut), options: .atomic)
         }
-        print("simulator listening on https://\(configuration.host):\(simulator.port) (token endpoint \(simulator.tokenURI))")
+        say("simulator listening on https://\(configuration.host):\(simulator.port) (token endpoint \(simulator.tokenURI))")
         await waitForTerminationSignal()
         try await simulator.shutdown()
     }

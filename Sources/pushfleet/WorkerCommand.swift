@@ -50,6 +50,7 @@ struct WorkerCommand: AsyncParsableCommand {
         let exposition = PrometheusExposition()
         MetricsSystem.bootstrap(exposition.factory)
         let metrics = WorkerMetrics(factory: exposition.factory)
+        metrics.registerZeroSeries(configuration)
         let health = HealthState(livenessWindow: observability.livenessWindow)
         let worker = PushWorkerService(configuration: configuration, logger: logger, observer: metrics, health: health)
         let server = ObservabilityServer(

@@ -72,7 +72,9 @@ final class ObservabilityServerTests: XCTestCase {
         // Started, nothing assigned, PostgreSQL not yet seen: live, not ready.
         let live = try await request(port, "/health/live")
         XCTAssertEqual(live.status, 200)
-        XCTAssertEqual(live.body, "ok\n")
+        XCTAssertEqual(live.contentType, "application/json")
+        XCTAssertEqual(try json(live)["live"] as? Bool, true)
+        XCTAssertEqual(try json(live)["ready"] as? Bool, false, "one shape: live answers carry ready too")
         let notReady = try await request(port, "/health/ready")
         XCTAssertEqual(notReady.status, 503)
         XCTAssertEqual(notReady.contentType, "application/json")
@@ -86,7 +88,11 @@ final class ObservabilityServerTests: XCTestCase {
         health.heartbeat()
         let ready = try await request(port, "/health/ready?verbose=1")
         XCTAssertEqual(ready.status, 200)
-        XCTAssertEqual(ready.body, "ok\n")
+        XCTAssertEqual(ready.contentType, "application/json", "ready answers JSON too, with the same keys")
+        let readyBody = try json(ready)
+        XCTAssertEqual(Set(readyBody.keys), Set(body.keys))
+        XCTAssertEqual(readyBody["ready"] as? Bool, true)
+        XCTAssertEqual(readyBody["stopping"] as? Bool, false)
 
         // The poll loop stops beating: neither live nor ready.
         clock.advance(.seconds(31))

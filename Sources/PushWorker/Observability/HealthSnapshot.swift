@@ -24,12 +24,11 @@ public struct HealthSnapshot: Sendable, Equatable {
 
     /// The JSON body of `/health/live` and `/health/ready`, e.g.
     /// `{"ready":false,"live":true,"partitions_assigned":0,"postgres":"unreachable","last_heartbeat_seconds_ago":0.4}`.
-    public func json(readiness: Bool) -> String {
+    public func json() -> String {
         let seconds = Double(sinceLastBeat.components.seconds) + Double(sinceLastBeat.components.attoseconds) / 1e18
         let ago = (seconds * 10).rounded() / 10
-        let head = readiness ? "\"ready\":\(ready),\"live\":\(live)" : "\"live\":\(live)"
-        return "{\(head),\"partitions_assigned\":\(partitionsAssigned),"
+        return "{\"ready\":\(ready),\"live\":\(live),\"partitions_assigned\":\(partitionsAssigned),"
             + "\"postgres\":\"\(postgresReachable ? "reachable" : "unreachable")\","
-            + (stopping ? "\"stopping\":true," : "") + "\"last_heartbeat_seconds_ago\":\(ago)}"
+            + "\"stopping\":\(stopping),\"last_heartbeat_seconds_ago\":\(ago)}"
     }
 }

@@ -29,10 +29,11 @@ struct ObservabilityRoutes: Sendable {
             return Response(status: .ok, contentType: PrometheusExposition.contentType, body: exposition.render())
         case "/health/live":
             let snapshot = health.snapshot()
-            return snapshot.live ? Self.text(.ok, "ok\n") : Self.json(.serviceUnavailable, snapshot.json(readiness: false))
+            return Self.json(snapshot.live ? .ok : .serviceUnavailable, snapshot.json())
         default:
             let snapshot = health.snapshot()
-            return snapshot.ready ? Self.text(.ok, "ok\n") : Self.json(.serviceUnavailable, snapshot.json(readiness: true))
+            // One JSON shape for both probes and both answers, so probes and people parse one thing.
+            return Self.json(snapshot.ready ? .ok : .serviceUnavailable, snapshot.json())
         }
     }
 
