@@ -120,6 +120,59 @@ public final class KafkaPartitionReader: @unchecked Sendable {
         }
     }
 
+    /// Every message of `topic` present when the scan starts (each partition
+    /// from its low to its high watermark), in offset order per partition.
+    /// Reads by assignment: no group is joined and no offset is committed, so
+    /// any number of scans (with any filters) see the same messages.
+    public func scan(topic: String, timeout: Duration = .seconds(30)) async throws -> [KafkaMessage] {
+        try await thread.run { [handle] in
+            try handle.withHandle { rk in
+                let count = try KafkaMetadata.partitionCount(rk: rk, topic: topic, timeoutMs: timeout.kafkaMilliseconds)
+                var ends: [Int32: Int64] = [:]
+                var starts: [Int32: Int64] = [:]
+                for partition in 0..<Int32(clamping: count) {
+                    var low: Int64 = 0, high: Int64 = 0
+                    let err = rd_kafka_query_watermark_offsets(rk, topic, partition, &low, &high, timeout.kafkaMilliseconds)
+                    guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                        throw KafkaError.rdKafka(err, "watermarks of \(topic)[\(partition)]")
+                    }
+                    if high > low { starts[partition] = low; ends[partition] = high }
+                }
+                guard !ends.isEmpty else { return [] }
+                let tps = ends.keys.sorted().map { KafkaTopicPartition(topic: topic, partition: $0) }
+                let assign = KafkaPartitionList.with(tps, offsets: tps.map { starts[$0.partition] ?? 0 }) { rd_kafka_assign(rk, $0) }
+                guard assign == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError.rdKafka(assign, "assign \(topic)") }
+                defer { _ = rd_kafka_assign(rk, nil) }
+                var messages: [KafkaMessage] = []
+                var remaining = ends
+                let deadline = ContinuousClock.now + timeout
+                while !remaining.isEmpty {
+                    guard ContinuousClock.now < deadline else {
+                        throw KafkaError.rdKafka(RD_KAFKA_RESP_ERR__TIMED_OUT,
+                                                 "scan of \(topic) incomplete after \(timeout): partitions \(remaining.keys.sorted()) not read to their end")
+                    }
+                    guard let message = rd_kafka_consumer_poll(rk, 200) else { continue }
+                    defer { rd_kafka_message_destroy(message) }
+                    let partition = message.pointee.partition
+                    let err = message.pointee.err
+                    if err == RD_KAFKA_RESP_ERR__PARTITION_EOF {
+                        remaining[partition] = nil
+                        continue
+                    }
+                    guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                        let text = rd_kafka_message_errstr(message).map { String(cString: $0) } ?? ""
+                        throw KafkaError.rdKafka(err, "scanning \(topic)[\(partition)]: \(text)")
+                    }
+                    guard let end = remaining[partition] else { continue }
+                    let copy = KafkaMessage(copying: message)
+                    if copy.offset < end { messages.append(copy) }
+                    if copy.offset + 1 >= end { remaining[partition] = nil }
+                }
+                return messages
+            }
+        }
+    }
+
     /// Closes the client (it holds no group membership, so this is quick).
     public func close() async {
         _ = try? await thread.run { [handle] in

@@ -28,7 +28,7 @@ extension BatchProcessor {
         func attemptRecord(_ label: String, _ status: Int?, _ reason: String?) -> AttemptRecord {
             AttemptRecord(key: item.key, attempt: item.headers.attempt, attemptedAt: started, outcome: label,
                           provider: request.provider, providerStatus: status, providerReason: reason,
-                          latencyMilliseconds: latency)
+                          latencyMilliseconds: latency, tier: item.source.tier)
         }
         switch result {
         case .failure(let error):

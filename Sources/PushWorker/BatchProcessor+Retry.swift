@@ -60,7 +60,9 @@ extension BatchProcessor {
             for need in needs {
                 outcome.deliveries.append(record(
                     need.item, status: status, reason: need.reason,
-                    detail: status == .retrying ? "retry \(headers.attempt) due \(Timestamps.format(headers.dueAt ?? now))" : nil,
+                    // A dead letter's reason (what its pushfleet-reason header says) is in the ledger too.
+                    detail: status == .retrying ? "retry \(headers.attempt) due \(Timestamps.format(headers.dueAt ?? now))"
+                        : status == .deadLettered ? headers.reason : nil,
                     at: now, attempts: need.attempts, providerStatus: need.providerStatus,
                     firstAttemptAt: need.firstAttemptAt, lastAttemptAt: need.lastAttemptAt))
             }

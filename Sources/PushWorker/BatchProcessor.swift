@@ -52,8 +52,11 @@ final class BatchProcessor: Sendable {
             /// Retry state carried by the message this came from.
             let headers: RetryHeaders
             let sourceKey: [UInt8]?
+            /// The retry tier the message came from; nil from the intake topic.
+            let tier: String?
 
-            init(notification: PushNotification, enqueuedAt: Date?, headers: RetryHeaders, sourceKey: [UInt8]?) {
+            init(notification: PushNotification, enqueuedAt: Date?, headers: RetryHeaders, sourceKey: [UInt8]?, tier: String? = nil) {
+                self.tier = tier
                 self.notification = notification
                 self.enqueuedAt = enqueuedAt
                 self.headers = headers
@@ -111,7 +114,8 @@ final class BatchProcessor: Sendable {
             case .success(let notification):
                 if outcome.origins[notification.id] == nil { outcome.origins[notification.id] = MessageOrigin(message) }
                 decoded.append(WorkItem.Source(notification: notification, enqueuedAt: enqueueTime(of: message, policy),
-                                               headers: headers, sourceKey: message.key))
+                                               headers: headers, sourceKey: message.key,
+                                               tier: topics.retries.first { $0.topic == message.topic }?.tier.name))
             }
         }
         // User ids → valid devices: one query for the whole batch.

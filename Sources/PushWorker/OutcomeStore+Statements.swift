@@ -29,17 +29,17 @@ extension OutcomeStore {
             updated_at = now()
         """
 
-    /// Appends attempts from 10 parallel arrays and the worker id (a scalar)
+    /// Appends attempts from 11 parallel arrays and the worker id (a scalar)
     /// starting at parameter `$first`.
     static func insertAttemptsSQL(first: Int = 1) -> String {
-        let p = (first..<first + 11).map { "$\($0)" }
+        let p = (first..<first + 12).map { "$\($0)" }
         return """
             INSERT INTO delivery_attempts (notification_id, created_at, token, attempt, attempted_at, outcome,
-                provider, provider_status, provider_reason, latency_ms, worker)
-            SELECT n, c, t, at, aa, o, p, ps, pr, l, \(p[10])::text
+                provider, provider_status, provider_reason, latency_ms, tier, worker)
+            SELECT n, c, t, at, aa, o, p, ps, pr, l, ti, \(p[11])::text
             FROM unnest(\(p[0])::uuid[], \(p[1])::timestamptz[], \(p[2])::text[], \(p[3])::bigint[], \(p[4])::timestamptz[],
-                        \(p[5])::text[], \(p[6])::text[], \(p[7])::bigint[], \(p[8])::text[], \(p[9])::float8[])
-                 AS u(n, c, t, at, aa, o, p, ps, pr, l)
+                        \(p[5])::text[], \(p[6])::text[], \(p[7])::bigint[], \(p[8])::text[], \(p[9])::float8[], \(p[10])::text[])
+                 AS u(n, c, t, at, aa, o, p, ps, pr, l, ti)
             """
     }
 
@@ -56,7 +56,7 @@ extension OutcomeStore {
     /// The three writes as one statement: data-modifying CTEs run in one snapshot
     /// and commit together, so a batch's deliveries, attempts and ids land (or not) as one.
     static let deliveriesAndAttemptsSQL = """
-        WITH d AS (\(upsertDeliveriesSQL)), a AS (\(insertAttemptsSQL(first: 17))), i AS (\(insertNotificationIDsSQL(first: 28)))
+        WITH d AS (\(upsertDeliveriesSQL)), a AS (\(insertAttemptsSQL(first: 17))), i AS (\(insertNotificationIDsSQL(first: 29)))
         SELECT 1
         """
 
@@ -105,6 +105,7 @@ extension OutcomeStore {
             .intArray(attempts.map { $0.providerStatus.map(Int64.init) }),
             .textArray(attempts.map { $0.providerReason?.storableText }),
             .textArray(attempts.map { String($0.latencyMilliseconds) }),
+            .textArray(attempts.map(\.tier)),
             .text(worker.storableText),
         ]
     }

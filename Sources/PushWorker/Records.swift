@@ -44,6 +44,8 @@ struct AttemptRecord: Sendable {
     var providerStatus: Int?
     var providerReason: String?
     var latencyMilliseconds: Double
+    /// The retry tier the message came from (`5s`, `1m`, …); nil from the intake topic.
+    var tier: String? = nil
 }
 
 /// A token the provider said is dead.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PushKafka
+import PushPostgres
 import PushWorker
 
 struct DLQCommand: AsyncParsableCommand {
@@ -13,15 +14,21 @@ struct DLQCommand: AsyncParsableCommand {
 struct DLQReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
-        abstract: "Re-publish chosen dead-letter messages to the intake topic (attempts start again from 1).",
+        abstract: "Send chosen dead letters again: re-publish them to the intake topic and reopen their ledger rows.",
         discussion: """
-            Reads the dead-letter topic as consumer group `--group` (default pushfleet-dlq-replay), so a \
-            message replayed once is not replayed again by the next run; stops when it has caught up. \
-            Replayed deliveries that are already final in the ledger are not sent twice.
+            Reads the dead-letter topic by offsets (no consumer group, nothing committed), so a run \
+            over a few messages takes seconds and every later run, with any filter, sees every \
+            message. For each chosen dead letter, the dead-lettered deliveries it carries move back \
+            to `pending` (deliveries.replayed_at, replay_of, replays), so the worker sends them again \
+            with a new attempt series, and the dead letter is recorded in `dlq_replays`: it is not \
+            replayed a second time unless --again. --dry-run lists exactly what a run would do.
             """)
 
     @Option(name: .long, help: "Kafka bootstrap servers (env PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS).")
     var bootstrapServers: String?
+
+    @Option(name: .long, help: "PostgreSQL URL (env PUSHFLEET_DATABASE_URL).")
+    var databaseURL: String?
 
     @Option(name: .long, help: "Topic prefix.")
     var topicPrefix = "push"
@@ -29,66 +36,55 @@ struct DLQReplayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Only messages whose reason contains this text.")
     var reasonContains: String?
 
-    @Option(name: .long, help: "Only messages whose body contains this notification id.")
+    @Option(name: .long, help: "Only the dead letters of this notification id.")
     var notificationID: String?
 
     @Option(name: .long, help: "Replay at most this many messages.")
     var limit = Int.max
 
-    @Option(name: .long, help: "Consumer group that remembers what was replayed.")
-    var group = "pushfleet-dlq-replay"
+    @Flag(name: .long, help: "Replay also dead letters an earlier run replayed.")
+    var again = false
 
-    @Flag(name: .long, help: "List what would be replayed; publish and commit nothing.")
+    @Flag(name: .long, help: "List what would be replayed; change and publish nothing.")
     var dryRun = false
 
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
         let logger = common.makeLogger("pushfleet.dlq")
-        guard let servers = bootstrapServers ?? ProcessInfo.processInfo.environment["PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS"] else {
+        let env = ProcessInfo.processInfo.environment
+        guard let servers = bootstrapServers ?? env["PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS"] else {
             throw CommandFailure("no Kafka: pass --bootstrap-servers or set PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS")
         }
-        let dlqTopic = "\(topicPrefix).dlq"
-        let intake = "\(topicPrefix).notifications"
-        let consumer = try KafkaConsumer(bootstrapServers: servers, groupID: group, topics: [dlqTopic], logger: logger)
-        let producer = try KafkaProducer(bootstrapServers: servers, logger: logger)
-        var replayed = 0, skipped = 0, idle = 0
-        let joinDeadline = ContinuousClock.now + .seconds(60)
+        guard let url = databaseURL ?? env["PUSHFLEET_DATABASE_URL"] else {
+            throw CommandFailure("no database: pass --database-url or set PUSHFLEET_DATABASE_URL (a replay reopens the ledger rows it re-sends)")
+        }
+        var filter = DeadLetterReplay.Filter(reasonContains: reasonContains, limit: limit, again: again)
+        if let notificationID {
+            guard let id = UUID(uuidString: notificationID) else { throw CommandFailure("--notification-id \(notificationID) is not a UUID") }
+            filter.notificationID = id
+        }
+        guard limit > 0 else { throw CommandFailure("--limit must be positive") }
+        let connection = try await PostgresConnection.connect(url: url, logger: logger)
+        defer { connection.close() }
+        let reader = try KafkaPartitionReader(bootstrapServers: servers, groupID: "pushfleet-dlq-replay", logger: logger)
+        let producer = dryRun ? nil : try KafkaProducer(bootstrapServers: servers, logger: logger)
+        let report: DeadLetterReplay.Report
         do {
-            while idle < 10, replayed < limit {
-                let messages = try await consumer.poll(maxMessages: 500, timeout: .milliseconds(500))
-                // Idle only counts once the group has given us the partitions (joining takes seconds).
-                let assigned = !((try? consumer.assignment()) ?? []).isEmpty || ContinuousClock.now > joinDeadline
-                idle = messages.isEmpty && assigned ? idle + 1 : 0
-                for message in messages {
-                    // At the limit: stop before storing anything further, so the rest stays for a later run.
-                    if replayed >= limit { break }
-                    let reason = RetryHeaders(message: message).reason ?? ""
-                    let body = String(decoding: message.value, as: UTF8.self)
-                    let chosen = (reasonContains.map { reason.contains($0) } ?? true)
-                        && (notificationID.map { body.lowercased().contains($0.lowercased()) } ?? true)
-                    if chosen {
-                        say("\(dryRun ? "would replay" : "replay") \(message.topicPartition)@\(message.offset): \(reason.prefix(120))")
-                        if !dryRun {
-                            let origin = "\(message.topic)/\(message.partition)/\(message.offset)"
-                            try await producer.send(topic: intake, key: message.key, value: message.value,
-                                                    headers: [("pushfleet-replayed-from", Array(origin.utf8))])
-                        }
-                        replayed += 1
-                    } else {
-                        skipped += 1
-                    }
-                    if !dryRun { try consumer.storeOffset(message.topicPartition, offset: message.offset + 1) }
-                }
-            }
-            if !dryRun { try await consumer.commit() }
+            report = try await DeadLetterReplay(reader: reader, producer: producer, connection: connection, logger: logger)
+                .run(deadLetterTopic: "\(topicPrefix).dlq", intakeTopic: "\(topicPrefix).notifications", filter: filter, dryRun: dryRun)
         } catch {
-            await consumer.close()
-            await producer.close()
+            await reader.close()
+            await producer?.close()
             throw error
         }
-        await consumer.close()
-        await producer.close()
-        say("\(dryRun ? "would replay" : "replayed") \(replayed), skipped \(skipped)")
+        await reader.close()
+        await producer?.close()
+        for entry in report.replayed {
+            let id = entry.notificationID?.uuidString.lowercased() ?? "-"
+            say("\(dryRun ? "would replay" : "replayed") \(entry.origin) notification \(id), \(entry.ledgerRows) ledger row(s) reopened: \(entry.reason.prefix(120))")
+        }
+        say("\(dryRun ? "would replay" : "replayed") \(report.replayed.count), skipped \(report.skipped) (filters), "
+            + "already replayed \(report.alreadyReplayed)\(report.alreadyReplayed > 0 && !again ? " (--again replays them)" : "")")
     }
 }

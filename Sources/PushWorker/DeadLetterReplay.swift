@@ -1,0 +1,195 @@
+import Foundation
+import Logging
+import PushCore
+import PushKafka
+import PushPostgres
+
+/// `pushfleet dlq replay`: re-publishes chosen dead letters to the intake
+/// topic so they are sent again. A replay is an operator's explicit decision,
+/// so the ledger is told first: the dead-lettered deliveries the message
+/// carries move back to `pending` (with `replayed_at`, `replay_of`,
+/// `replays`), which the worker's ledger check does not suppress, and the
+/// dead letter is recorded in `dlq_replays`, so a later run (with any filter)
+/// does not replay it twice. The topic is read by offsets, never through a
+/// consumer group: nothing is committed, skipped messages stay for later runs,
+/// and a run takes seconds, not a group join.
+public struct DeadLetterReplay: Sendable {
+    /// Which dead letters to replay.
+    public struct Filter: Sendable {
+        /// Only messages whose `pushfleet-reason` header contains this text.
+        public var reasonContains: String?
+        /// Only the dead letters of this notification.
+        public var notificationID: UUID?
+        /// At most this many.
+        public var limit = Int.max
+        /// Replay also what an earlier run replayed.
+        public var again = false
+
+        public init(reasonContains: String? = nil, notificationID: UUID? = nil, limit: Int = .max, again: Bool = false) {
+            self.reasonContains = reasonContains
+            self.notificationID = notificationID
+            self.limit = limit
+            self.again = again
+        }
+    }
+
+    /// One chosen dead letter.
+    public struct Entry: Sendable, Equatable {
+        /// `topic/partition/offset` of the dead letter.
+        public var origin: String
+        public var reason: String
+        public var notificationID: UUID?
+        /// Dead-lettered ledger rows it moved (or, on a dry run, would move) back to `pending`.
+        public var ledgerRows: Int
+    }
+
+    /// What a run did (or, on a dry run, would do).
+    public struct Report: Sendable {
+        public var replayed: [Entry] = []
+        /// Messages the filters did not choose.
+        public var skipped = 0
+        /// Chosen messages an earlier run already replayed (not replayed again without `again`).
+        public var alreadyReplayed = 0
+    }
+
+    let reader: KafkaPartitionReader
+    let producer: KafkaProducer?
+    let connection: PostgresConnection
+    let logger: Logger
+
+    /// `producer` may be nil for a dry run.
+    public init(reader: KafkaPartitionReader, producer: KafkaProducer?, connection: PostgresConnection, logger: Logger) {
+        self.reader = reader
+        self.producer = producer
+        self.connection = connection
+        self.logger = logger
+    }
+
+    public func run(deadLetterTopic: String, intakeTopic: String, filter: Filter, dryRun: Bool) async throws -> Report {
+        var report = Report()
+        let messages = try await reader.scan(topic: deadLetterTopic)
+        let done = try await replayedOrigins(deadLetterTopic)
+        for message in messages {
+            let reason = RetryHeaders(message: message).reason ?? ""
+            let body = Self.body(message.value)
+            if let wanted = filter.reasonContains, !reason.contains(wanted) { report.skipped += 1; continue }
+            if let wanted = filter.notificationID, body.id != wanted { report.skipped += 1; continue }
+            if !filter.again, done.contains(Self.originKey(message)) { report.alreadyReplayed += 1; continue }
+            guard report.replayed.count < filter.limit else { break }
+            let origin = "\(message.topic)/\(message.partition)/\(message.offset)"
+            let rows: Int
+            if dryRun {
+                rows = try await movableRows(body)
+            } else {
+                rows = try await markReplayed(message, body: body, origin: origin, reason: reason)
+                do {
+                    guard let producer else { throw CommandError("no producer for a replay") }
+                    try await producer.send(topic: intakeTopic, key: message.key, value: message.value,
+                                            headers: [("pushfleet-replayed-from", Array(origin.utf8))])
+                } catch {
+                    // Not published: the ledger goes back to what it said, and the trail with it.
+                    try await unmark(message, origin: origin)
+                    throw error
+                }
+            }
+            logger.info("dead letter replayed", metadata: [
+                "kafka.origin": "\(origin)", "push.notification_id": "\(body.id?.uuidString.lowercased() ?? "-")",
+                "dlq.reason": "\(reason.prefix(200))", "dlq.ledger_rows": "\(rows)", "dlq.dry_run": "\(dryRun)",
+            ])
+            report.replayed.append(Entry(origin: origin, reason: reason, notificationID: body.id, ledgerRows: rows))
+        }
+        return report
+    }
+
+    /// What a dead letter's body says about its ledger rows: the notification
+    /// id and the tokens it carries (empty: every dead-lettered row of the id,
+    /// as when a recipient is a user id resolved at send time). Anything that
+    /// is not a notification has no id and no rows.
+    struct Body: Sendable {
+        var id: UUID?
+        var tokens: [String] = []
+    }
+
+    static func body(_ value: [UInt8]) -> Body {
+        guard let json = try? JSONValue.parse(value), let id = json["id"]?.stringValue.flatMap(UUID.init(uuidString:)) else {
+            return Body()
+        }
+        var tokens: [String] = []
+        if case .array(let recipients)? = json["recipients"] {
+            for recipient in recipients {
+                if let token = recipient["token"]?.stringValue {
+                    tokens.append(token)
+                } else if let topic = recipient["topic"]?.stringValue {
+                    tokens.append("topic:" + topic)
+                } else if let condition = recipient["condition"]?.stringValue {
+                    tokens.append("condition:" + condition)
+                } else {
+                    return Body(id: id)  // a user id: its devices were resolved at send time
+                }
+            }
+        }
+        return Body(id: id, tokens: tokens)
+    }
+
+    private static func originKey(_ message: KafkaMessage) -> String { "\(message.partition)/\(message.offset)" }
+
+    private func replayedOrigins(_ topic: String) async throws -> Set<String> {
+        let rows = try await connection.query(
+            "SELECT dlq_partition::text || '/' || dlq_offset::text AS k FROM dlq_replays WHERE dlq_topic = $1", [.text(topic)])
+        return Set(rows.rows.compactMap { $0["k"] })
+    }
+
+    private static let rowsPredicate = """
+        notification_id = $1 AND status = 'dead_lettered' AND (cardinality($2::text[]) = 0 OR token = ANY($2::text[]))
+        """
+
+    private func movableRows(_ body: Body) async throws -> Int {
+        guard let id = body.id else { return 0 }
+        let rows = try await connection.query(
+            "SELECT count(*) AS n FROM deliveries WHERE \(Self.rowsPredicate)",
+            [.uuid(id), .textArray(body.tokens.map { $0.storableText })])
+        return Int(try rows.first?.int("n") ?? 0)
+    }
+
+    /// Moves the rows back to `pending` with the trail, and records the dead letter as replayed.
+    private func markReplayed(_ message: KafkaMessage, body: Body, origin: String, reason: String) async throws -> Int {
+        try await connection.transaction { tx in
+            var moved = 0
+            if let id = body.id {
+                moved = try await tx.query(
+                    """
+                    UPDATE deliveries SET status = 'pending', final_at = NULL, replayed_at = now(), replay_of = $3,
+                        replays = replays + 1, detail = 'replayed from ' || $3, updated_at = now()
+                    WHERE \(Self.rowsPredicate)
+                    """,
+                    [.uuid(id), .textArray(body.tokens.map { $0.storableText }), .text(origin)]).affectedRows
+            }
+            try await tx.query(
+                """
+                INSERT INTO dlq_replays (dlq_topic, dlq_partition, dlq_offset, notification_id, reason, ledger_rows)
+                VALUES ($1, $2, $3, $4, $5, $6)
+                ON CONFLICT (dlq_topic, dlq_partition, dlq_offset) DO UPDATE SET
+                    replayed_at = now(), ledger_rows = EXCLUDED.ledger_rows
+                """,
+                [.text(message.topic), .int(Int64(message.partition)), .int(message.offset), body.id.map(PostgresValue.uuid) ?? .null,
+                 .text(reason.storableText), .int(Int64(moved))])
+            return moved
+        }
+    }
+
+    private func unmark(_ message: KafkaMessage, origin: String) async throws {
+        try await connection.transaction { tx in
+            try await tx.query(
+                "UPDATE deliveries SET status = 'dead_lettered', final_at = now(), detail = 'replay not published' WHERE replay_of = $1 AND status = 'pending'",
+                [.text(origin)])
+            try await tx.query("DELETE FROM dlq_replays WHERE dlq_topic = $1 AND dlq_partition = $2 AND dlq_offset = $3",
+                               [.text(message.topic), .int(Int64(message.partition)), .int(message.offset)])
+        }
+    }
+}
+
+/// A replay that cannot go on.
+struct CommandError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
