@@ -20,6 +20,7 @@ demo: build
 test: deps
 	python3 scripts/check-schemas.py
 	python3 scripts/check-deploy.py
+	python3 scripts/check-docs.py
 	$(SWIFT) build $(BUILD_FLAGS) --build-tests
 	SWIFT="$(SWIFT)" BUILD_FLAGS="$(BUILD_FLAGS)" bash scripts/run-tests.sh
 
