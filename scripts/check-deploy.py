@@ -21,7 +21,7 @@ except ImportError:
     print("check-deploy: python3 PyYAML missing (pip install pyyaml)", file=sys.stderr)
     sys.exit(1)
 
-# The agreed metric names (README "Metrics, health and logs";
+# The agreed metric names (docs/metrics.md "Metrics, health and logs";
 # Sources/PushWorker/Observability/MetricNames.swift). Histograms marked True.
 AGREED_METRICS = {
     "pushfleet_messages_consumed_total": False, "pushfleet_notifications_sent_total": False,

@@ -2,7 +2,8 @@ import Foundation
 
 /// Why a message on an intake topic was refused, as a stable machine code:
 /// the raw value is what lands in `intake_rejections.kind`, the DLQ reason
-/// header and the README's table, so a code is never renamed once shipped.
+/// header and the table in docs/bad-input.md, so a code is never renamed
+/// once shipped.
 ///
 /// A struct wrapping the raw text rather than an enum, so a code added later
 /// (or read back from the database) never breaks a `switch` elsewhere.

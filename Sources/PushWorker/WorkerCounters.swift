@@ -1,7 +1,7 @@
 import PushCore
 
 /// Worker totals since start, for logs, tests and the metrics the
-/// executable exports (see `pushfleet_*` in the README).
+/// executable exports (see `pushfleet_*` in docs/metrics.md).
 public struct WorkerCounters: Sendable {
     /// Batches finished (outcomes written, offsets stored).
     public var batches = 0

@@ -1,5 +1,5 @@
-/// The agreed Prometheus metric names (see the README, "Metrics, health and
-/// logs"). Counters end in `_total`, histograms in `_seconds`.
+/// The agreed Prometheus metric names (see docs/metrics.md, "Metrics, health
+/// and logs"). Counters end in `_total`, histograms in `_seconds`.
 public enum MetricNames {
     public static let messagesConsumed = "pushfleet_messages_consumed_total"
     public static let notificationsSent = "pushfleet_notifications_sent_total"
