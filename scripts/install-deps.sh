@@ -5,7 +5,8 @@
 # benchmark, python3's jsonschema and pyyaml for the schema and deploy checks.
 set -euo pipefail
 
-packages=(librdkafka-dev libpq-dev libcurl4-openssl-dev libssl-dev postgresql curl nghttp2-client pkg-config)
+# chromium: the report screenshot test looks at report.html in a real browser.
+packages=(librdkafka-dev libpq-dev libcurl4-openssl-dev libssl-dev postgresql curl nghttp2-client pkg-config chromium fonts-dejavu-core)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -58,6 +58,63 @@ final class AnalyticsReportTests: XCTestCase {
         XCTAssertEqual(opened.count, 25)
     }
 
+    /// Issue 17: the report is looked at the way people look at it, in a real
+    /// browser. Headless Chromium (Debian's) renders report.html to a PNG
+    /// through `scripts/report-screenshot.sh`; the PNG must carry the chart's
+    /// status colours and the bar charts', and the DOM Chromium built must hold
+    /// every section. The screenshot is kept as .build/report-screenshot.png.
+    func testTheHTMLReportRendersInARealBrowser() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { return XCTFail("chromium missing: scripts/install-deps.sh installs it") }
+            throw XCTSkip("chromium is not installed")
+        }
+        let db = try await AnalyticsDatabase.make()
+        let hour = try await AnalyticsFixture.seed(db)
+        try await db.connection.query(
+            "INSERT INTO intake_rejections (kind, reason, kafka_topic, kafka_partition, kafka_offset) VALUES ('not_json', '$: not JSON', 'push.notifications', 0, 1)")
+        let data = try await ReportQueries.load(on: db.connection, since: hour.addingTimeInterval(-60), app: nil)
+        XCTAssertEqual(data.retries.map(\.attempts), [1])
+        XCTAssertEqual(data.retries.first?.deliveries, 1000)
+        XCTAssertEqual(data.latency.count, 2)
+        XCTAssertEqual(Set(data.rejections.map { "\($0.source):\($0.kind):\($0.count)" }), ["intake:not_json:1", "delivery:other:100"])
+        let dir = NSTemporaryDirectory() + "pushfleet-report-browser-\(UUID().uuidString)"
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }
+        _ = try ReportRenderer.write(data, to: dir)
+        let png = root + "/.build/report-screenshot.png"
+        let shot = try Self.run("/bin/bash", [root + "/scripts/report-screenshot.sh", dir + "/report.html", png, "1280,2600"],
+                                environment: ["DUMP_DOM": dir + "/dom.html"])
+        XCTAssertEqual(shot.status, 0, shot.output)
+        let dom = try String(contentsOfFile: dir + "/dom.html", encoding: .utf8)
+        for heading in ["Deliveries over time by status", "Funnel", "Top failure reasons", "Retries", "Latency, created → accepted",
+                        "Rejected messages and dead letters"] {
+            XCTAssertTrue(dom.contains("<h2>\(heading)</h2>"), "the browser's DOM lacks \(heading)")
+        }
+        XCTAssertTrue(dom.contains("accepted, no receipt yet"), "the legend says what the accepted bars are")
+        let colours = try Self.run("/usr/bin/env", ["python3", root + "/scripts/png-colors.py", png], environment: [:])
+        XCTAssertEqual(colours.status, 0, colours.output)
+        XCTAssertTrue(colours.output.hasPrefix("size 1280x2600"), colours.output)
+        // Pixels of each series' colour (the stacked chart), the retry bars and the rejection bars reached the screen.
+        for colour in ["#64b5f6", "#1e88e5", "#2e7d32", "#e53935", "#8e24aa", "#ffb300"] {
+            let count = colours.output.split(separator: "\n").first { $0.hasPrefix(colour + " ") }.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
+            XCTAssertGreaterThan(count, 200, "colour \(colour) is (almost) absent from the screenshot:\n\(colours.output)")
+        }
+    }
+
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
     func testRendererHandlesEmptyAndSingleBucket() {
         let series = StatusSeries(bucketSeconds: 1, buckets: [Date(timeIntervalSince1970: 0)], series: [("accepted", [3])])
         let svg = ReportRenderer.svg(series)

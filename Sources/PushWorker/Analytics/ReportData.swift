@@ -10,14 +10,80 @@ public struct ReportData: Sendable, Equatable {
     public var funnel: [FunnelRow]
     public var failures: [FailureRow]
     public var series: StatusSeries
+    /// Final deliveries by how many attempts they needed.
+    public var retries: [RetryRow]
+    /// created → accepted per app × platform.
+    public var latency: [LatencyRow]
+    /// Messages refused at intake and deliveries dead-lettered, by kind.
+    public var rejections: [RejectionRow]
+    /// Deliveries whose receipt carries a device time after the report's time
+    /// (a device clock ahead): the chart shows them at the report's time.
+    public var futureReceipts: Int
 
-    public init(generatedAt: Date, since: Date, app: String?, funnel: [FunnelRow], failures: [FailureRow], series: StatusSeries) {
+    public init(generatedAt: Date, since: Date, app: String?, funnel: [FunnelRow], failures: [FailureRow], series: StatusSeries,
+                retries: [RetryRow] = [], latency: [LatencyRow] = [], rejections: [RejectionRow] = [], futureReceipts: Int = 0) {
         self.generatedAt = generatedAt
         self.since = since
         self.app = app
         self.funnel = funnel
         self.failures = failures
         self.series = series
+        self.retries = retries
+        self.latency = latency
+        self.rejections = rejections
+        self.futureReceipts = futureReceipts
+    }
+}
+
+/// Final deliveries that needed `attempts` provider attempts.
+public struct RetryRow: Sendable, Equatable {
+    public var attempts: Int
+    public var deliveries: Int
+    public var accepted: Int
+    public var deadLettered: Int
+    /// Mean time from the first to the last attempt.
+    public var averageSecondsRetrying: Double
+
+    public init(attempts: Int, deliveries: Int, accepted: Int, deadLettered: Int, averageSecondsRetrying: Double) {
+        self.attempts = attempts
+        self.deliveries = deliveries
+        self.accepted = accepted
+        self.deadLettered = deadLettered
+        self.averageSecondsRetrying = averageSecondsRetrying
+    }
+}
+
+/// Percentiles of `created_at → accepted_at`, in milliseconds.
+public struct LatencyRow: Sendable, Equatable {
+    public var app: String
+    public var platform: String
+    public var accepted: Int
+    public var p50: Double
+    public var p90: Double
+    public var p99: Double
+
+    public init(app: String, platform: String, accepted: Int, p50: Double, p90: Double, p99: Double) {
+        self.app = app
+        self.platform = platform
+        self.accepted = accepted
+        self.p50 = p50
+        self.p90 = p90
+        self.p99 = p99
+    }
+}
+
+/// Rejected messages (`intake`) or dead-lettered deliveries (`delivery`) of one kind.
+public struct RejectionRow: Sendable, Equatable {
+    public var source: String
+    public var kind: String
+    public var count: Int
+    public var example: String
+
+    public init(source: String, kind: String, count: Int, example: String) {
+        self.source = source
+        self.kind = kind
+        self.count = count
+        self.example = example
     }
 }
 

@@ -16,8 +16,74 @@ public enum ReportQueries {
         let start = hourFloor(since)
         let funnel = try await self.funnel(on: connection, since: start, app: app)
         let failures = try await self.failures(on: connection, since: start, app: app, funnel: funnel)
-        let series = try await self.series(on: connection, since: start, app: app)
-        return ReportData(generatedAt: now, since: start, app: app, funnel: funnel, failures: failures, series: series)
+        let (series, future) = try await self.series(on: connection, since: start, app: app, now: now)
+        return ReportData(generatedAt: now, since: start, app: app, funnel: funnel, failures: failures, series: series,
+                          retries: try await retries(on: connection, since: start, app: app),
+                          latency: try await latency(on: connection, since: start, app: app),
+                          rejections: try await rejections(on: connection, since: start, app: app),
+                          futureReceipts: future)
+    }
+
+    /// Final deliveries by the number of attempts they needed.
+    public static func retries(on connection: PostgresConnection, since: Date, app: String?) async throws -> [RetryRow] {
+        let rows = try await connection.query(
+            """
+            SELECT attempts AS a, count(*) AS n,
+                   count(*) FILTER (WHERE status IN ('accepted', 'delivered', 'opened')) AS ok,
+                   count(*) FILTER (WHERE status = 'dead_lettered') AS dl,
+                   COALESCE(avg(extract(epoch FROM last_attempt_at - first_attempt_at)), 0)::float8 AS s
+            FROM deliveries
+            WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text)
+              AND status NOT IN ('pending', 'retrying') AND attempts > 0
+            GROUP BY 1 ORDER BY 1
+            """, [.timestamp(since), app.map(PostgresValue.text) ?? .null])
+        return try rows.rows.map { r in
+            RetryRow(attempts: Int(try r.int("a") ?? 0), deliveries: Int(try r.int("n") ?? 0), accepted: Int(try r.int("ok") ?? 0),
+                     deadLettered: Int(try r.int("dl") ?? 0), averageSecondsRetrying: try r.double("s") ?? 0)
+        }
+    }
+
+    /// created → accepted percentiles (ms) per app × platform.
+    public static func latency(on connection: PostgresConnection, since: Date, app: String?) async throws -> [LatencyRow] {
+        let rows = try await connection.query(
+            """
+            SELECT app, platform, count(*) AS n,
+                   percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM accepted_at - created_at)) * 1000 AS p50,
+                   percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM accepted_at - created_at)) * 1000 AS p90,
+                   percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM accepted_at - created_at)) * 1000 AS p99
+            FROM deliveries
+            WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text) AND accepted_at IS NOT NULL
+            GROUP BY 1, 2 ORDER BY 1, 2
+            """, [.timestamp(since), app.map(PostgresValue.text) ?? .null])
+        return try rows.rows.map { r in
+            LatencyRow(app: r["app"] ?? "", platform: r["platform"] ?? "", accepted: Int(try r.int("n") ?? 0),
+                       p50: try r.double("p50") ?? 0, p90: try r.double("p90") ?? 0, p99: try r.double("p99") ?? 0)
+        }
+    }
+
+    /// Intake rejections and dead-lettered deliveries by kind, most frequent first.
+    public static func rejections(on connection: PostgresConnection, since: Date, app: String?, limit: Int = 15) async throws -> [RejectionRow] {
+        let rows = try await connection.query(
+            """
+            SELECT source, kind, n, example FROM (
+                SELECT 'intake' AS source, kind, count(*) AS n, min(reason) AS example
+                FROM intake_rejections
+                WHERE received_at >= $1 AND ($2::text IS NULL OR app = $2::text)
+                GROUP BY 2
+                UNION ALL
+                SELECT 'delivery', CASE WHEN provider_reason = 'ResponseLost' THEN 'response_lost'
+                                        WHEN detail LIKE 'retries exhausted%' THEN 'exhausted' ELSE 'other' END,
+                       count(*), min(COALESCE(detail, provider_reason, ''))
+                FROM deliveries
+                WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text) AND status = 'dead_lettered'
+                GROUP BY 2
+            ) x
+            ORDER BY n DESC, source, kind
+            LIMIT $3
+            """, [.timestamp(since), app.map(PostgresValue.text) ?? .null, .int(Int64(limit))])
+        return try rows.rows.map { r in
+            RejectionRow(source: r["source"] ?? "", kind: r["kind"] ?? "", count: Int(try r.int("n") ?? 0), example: r["example"] ?? "")
+        }
     }
 
     /// The funnel per app × platform, summed from `delivery_funnel_hourly`.
@@ -71,30 +137,41 @@ public enum ReportQueries {
         }
     }
 
-    /// Deliveries per bucket by status, bucketed by when each reached its status.
-    public static func series(on connection: PostgresConnection, since: Date, app: String?, maxBuckets: Int = 48) async throws -> StatusSeries {
-        let binds: [PostgresValue] = [.timestamp(since), app.map(PostgresValue.text) ?? .null]
-        let reached = """
+    /// Deliveries per bucket by status, bucketed by when each reached its
+    /// status; a receipt time after `now` (a device clock ahead) is drawn at
+    /// `now` and counted in the second value.
+    public static func series(on connection: PostgresConnection, since: Date, app: String?, now: Date = Date(),
+                              maxBuckets: Int = 48) async throws -> (StatusSeries, Int) {
+        let binds: [PostgresValue] = [.timestamp(since), app.map(PostgresValue.text) ?? .null, .timestamp(now)]
+        let raw = """
             CASE status WHEN 'opened' THEN opened_at WHEN 'delivered' THEN COALESCE(delivered_at, final_at)
                         ELSE COALESCE(final_at, last_attempt_at, updated_at) END
             """
+        let reached = "LEAST(\(raw), $3::timestamptz)"
+        let future = try await connection.query(
+            "SELECT count(*) AS n FROM deliveries WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text) AND \(raw) > $3::timestamptz",
+            binds)
+        let futureCount = Int(try future.first?.int("n") ?? 0)
         let range = try await connection.query(
             """
             SELECT extract(epoch FROM min(\(reached)))::float8 AS lo, extract(epoch FROM max(\(reached)))::float8 AS hi
             FROM deliveries WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text)
             """, binds)
         guard let lo = try range.first?.double("lo"), let hi = try range.first?.double("hi") else {
-            return StatusSeries(bucketSeconds: 60, buckets: [], series: [])
+            return (StatusSeries(bucketSeconds: 60, buckets: [], series: []), futureCount)
         }
         let width = StatusSeries.bucketSeconds(span: hi - lo, target: maxBuckets)
         let rows = try await connection.query(
             """
-            SELECT floor(extract(epoch FROM \(reached)) / $3)::bigint AS b, status, count(*) AS n
+            SELECT floor(extract(epoch FROM \(reached)) / $4)::bigint AS b, status, count(*) AS n
             FROM deliveries WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text)
             GROUP BY 1, 2
             """, binds + [.int(Int64(width))])
-        let first = Int64((lo / Double(width)).rounded(.down))
-        let last = Int64((hi / Double(width)).rounded(.down))
+        // Epoch seconds from PostgreSQL's timestamptz range (years 4713 BC … 294276 AD) always fit;
+        // anything else (NaN, an infinite timestamp) gives an empty chart rather than a trap.
+        guard let first = Int64(exactly: (lo / Double(width)).rounded(.down)),
+              let last = Int64(exactly: (hi / Double(width)).rounded(.down)), last >= first, last - first < 100_000
+        else { return (StatusSeries(bucketSeconds: width, buckets: [], series: []), futureCount) }
         let count = Int(last - first + 1)
         var byStatus: [String: [Int]] = [:]
         for r in rows.rows {
@@ -106,6 +183,6 @@ public enum ReportQueries {
         let order = DeliveryStatus.allCases.map(\.rawValue)
         let series = order.compactMap { s in byStatus[s].map { (status: s, counts: $0) } }
         let buckets = (0..<count).map { Date(timeIntervalSince1970: TimeInterval((first + Int64($0)) * Int64(width))) }
-        return StatusSeries(bucketSeconds: width, buckets: buckets, series: series)
+        return (StatusSeries(bucketSeconds: width, buckets: buckets, series: series), futureCount)
     }
 }

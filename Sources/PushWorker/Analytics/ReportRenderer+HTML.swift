@@ -14,6 +14,22 @@ extension ReportRenderer {
         for r in data.failures {
             failures += cells([r.app, r.platform, r.status, r.reason.isEmpty ? "-" : r.reason, String(r.deliveries), percent(r.share)])
         }
+        var retries = cells(["attempts", "deliveries", "accepted", "dead_lettered", "avg_s_retrying"], tag: "th")
+        for r in data.retries {
+            retries += cells([String(r.attempts), String(r.deliveries), String(r.accepted), String(r.deadLettered),
+                              String(format: "%.1f", r.averageSecondsRetrying)])
+        }
+        var latency = cells(["app", "platform", "accepted", "p50_ms", "p90_ms", "p99_ms"], tag: "th")
+        for r in data.latency {
+            latency += cells([r.app, r.platform, String(r.accepted), String(format: "%.0f", r.p50), String(format: "%.0f", r.p90),
+                              String(format: "%.0f", r.p99)])
+        }
+        var rejections = cells(["source", "kind", "count", "example"], tag: "th")
+        for r in data.rejections { rejections += cells([r.source, r.kind, String(r.count), String(r.example.prefix(120))]) }
+        let retryChart = barChart(data.retries.map { (label: "\($0.attempts) attempt\($0.attempts == 1 ? "" : "s")", value: $0.deliveries) },
+                                  title: "Final deliveries by attempts needed", color: "#ffb300")
+        let rejectionChart = barChart(data.rejections.map { (label: "\($0.source): \($0.kind)", value: $0.count) },
+                                      title: "Rejected messages and dead letters by kind", color: "#e53935")
         let scope = data.app.map { " — \(escape($0))" } ?? ""
         return """
             <!DOCTYPE html>
@@ -35,6 +51,7 @@ extension ReportRenderer {
             <p>Deliveries created since \(escape(Timestamps.format(data.since))); generated \(escape(Timestamps.format(data.generatedAt))).</p>
             <h2>Deliveries over time by status</h2>
             \(svg)
+            <p class="note caption">\(escape(chartCaption(data)))</p>
             <h2>Funnel</h2>
             <p class="note">accepted: the provider (APNs/FCM) took the notification. delivered/opened: the app on the device sent a receipt. Accepted is not delivered.</p>
             <table class="funnel">
@@ -42,6 +59,17 @@ extension ReportRenderer {
             <h2>Top failure reasons</h2>
             <table class="failures">
             \(failures)</table>
+            <h2>Retries</h2>
+            \(retryChart)
+            <table class="retries">
+            \(retries)</table>
+            <h2>Latency, created → accepted</h2>
+            <table class="latency">
+            \(latency)</table>
+            <h2>Rejected messages and dead letters</h2>
+            \(rejectionChart)
+            <table class="rejections">
+            \(rejections)</table>
             </body>
             </html>
 
@@ -60,6 +88,18 @@ extension ReportRenderer {
                 .object([("app", .string(r.app)), ("platform", .string(r.platform)), ("status", .string(r.status)),
                          ("reason", .string(r.reason)), ("deliveries", int(r.deliveries)), ("share", .double(r.share))])
             })),
+            ("retries", .array(data.retries.map { r in
+                .object([("attempts", int(r.attempts)), ("deliveries", int(r.deliveries)), ("accepted", int(r.accepted)),
+                         ("dead_lettered", int(r.deadLettered)), ("avg_seconds_retrying", .double(r.averageSecondsRetrying))])
+            })),
+            ("latency_ms", .array(data.latency.map { r in
+                .object([("app", .string(r.app)), ("platform", .string(r.platform)), ("accepted", int(r.accepted)),
+                         ("p50", .double(r.p50)), ("p90", .double(r.p90)), ("p99", .double(r.p99))])
+            })),
+            ("rejections", .array(data.rejections.map { r in
+                .object([("source", .string(r.source)), ("kind", .string(r.kind)), ("count", int(r.count)), ("example", .string(r.example))])
+            })),
+            ("future_receipts", int(data.futureReceipts)),
             ("series", .object([
                 ("bucket_seconds", int(data.series.bucketSeconds)),
                 ("buckets", .array(data.series.buckets.map { .string(Timestamps.format($0)) })),

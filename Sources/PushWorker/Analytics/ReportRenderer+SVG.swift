@@ -45,7 +45,7 @@ extension ReportRenderer {
         // Time axis: about 6 labels.
         out += "<g class=\"axis x\">\n"
         out += ##"<line x1="\##(f(left))" x2="\##(f(left + plotW))" y1="\##(f(top + plotH))" y2="\##(f(top + plotH))" stroke="#616161"/>"## + "\n"
-        let step = max(1, Int((Double(n) / 6).rounded(.up)))
+        let step = max(1, (n + 5) / 6)  // about 6 labels
         for i in stride(from: 0, to: n, by: step) {
             let x = left + slot * (Double(i) + 0.5)
             out += ##"<text x="\##(f(x))" y="\##(f(top + plotH + 18))" text-anchor="middle">\##(escape(axisLabel(s.buckets[i], bucketSeconds: s.bucketSeconds)))</text>"## + "\n"
@@ -57,9 +57,32 @@ extension ReportRenderer {
         for (i, entry) in s.series.reversed().enumerated() {
             let ly = top + 8 + Double(i) * 20
             out += ##"<rect x="\##(f(width - right + 16))" y="\##(f(ly - 10))" width="12" height="12" fill="\##(color(entry.status))"/>"##
-            out += ##"<text x="\##(f(width - right + 34))" y="\##(f(ly))">\##(escape(entry.status)) (\##(entry.counts.reduce(0, +)))</text>"## + "\n"
+            out += ##"<text x="\##(f(width - right + 34))" y="\##(f(ly))">\##(escape(legendLabel(entry.status))) (\##(entry.counts.reduce(0, +)))</text>"## + "\n"
         }
         out += "</g>\n</svg>\n"
+        return out
+    }
+
+    /// A horizontal bar chart of labelled counts (retries, rejections): one
+    /// `<rect class="bar">` per entry, its label and value beside it.
+    public static func barChart(_ bars: [(label: String, value: Int)], title: String, color: String = "#1e88e5") -> String {
+        let width = 960.0, rowH = 22.0, left = 260.0, right = 80.0, top = 40.0
+        let height = top + rowH * Double(max(1, bars.count)) + 16
+        let maxValue = max(1, bars.map(\.value).max() ?? 1)
+        func f(_ v: Double) -> String { String(format: "%.1f", v) }
+        var out = ##"<svg xmlns="http://www.w3.org/2000/svg" width="\##(Int(width))" height="\##(Int(height))" viewBox="0 0 \##(Int(width)) \##(Int(height))" font-family="sans-serif" font-size="12">"##
+        out += "\n<title>\(escape(title))</title>\n"
+        out += ##"<rect x="0" y="0" width="\##(Int(width))" height="\##(Int(height))" fill="#ffffff"/>"## + "\n"
+        out += ##"<text x="8" y="24" font-size="16" font-weight="bold">\##(escape(title))</text>"## + "\n"
+        if bars.isEmpty { out += ##"<text x="8" y="\##(f(top + 14))" fill="#616161">none</text>"## + "\n" }
+        for (i, bar) in bars.enumerated() {
+            let y = top + rowH * Double(i)
+            let w = (width - left - right) * Double(bar.value) / Double(maxValue)
+            out += ##"<text x="\##(f(left - 8))" y="\##(f(y + 15))" text-anchor="end">\##(escape(String(bar.label.prefix(40))))</text>"##
+            out += ##"<rect class="bar" x="\##(f(left))" y="\##(f(y + 3))" width="\##(f(max(1, w)))" height="\##(f(rowH - 6))" fill="\##(color)"/>"##
+            out += ##"<text x="\##(f(left + max(1, w) + 6))" y="\##(f(y + 15))">\##(bar.value)</text>"## + "\n"
+        }
+        out += "</svg>\n"
         return out
     }
 

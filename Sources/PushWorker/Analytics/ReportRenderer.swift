@@ -44,13 +44,68 @@ public enum ReportRenderer {
               leftColumns: 4)
     }
 
+    /// Final deliveries by attempts needed.
+    public static func retriesTable(_ rows: [RetryRow]) -> String {
+        table(header: ["attempts", "deliveries", "accepted", "dead_lettered", "avg_s_retrying"],
+              rows: rows.map { [String($0.attempts), String($0.deliveries), String($0.accepted), String($0.deadLettered),
+                                String(format: "%.1f", $0.averageSecondsRetrying)] })
+    }
+
+    /// created → accepted percentiles.
+    public static func latencyTable(_ rows: [LatencyRow]) -> String {
+        table(header: ["app", "platform", "accepted", "p50_ms", "p90_ms", "p99_ms"],
+              rows: rows.map { [$0.app, $0.platform, String($0.accepted), String(format: "%.0f", $0.p50),
+                                String(format: "%.0f", $0.p90), String(format: "%.0f", $0.p99)] },
+              leftColumns: 2)
+    }
+
+    /// Rejected messages and dead letters by kind.
+    public static func rejectionsTable(_ rows: [RejectionRow]) -> String {
+        table(header: ["source", "kind", "count", "example"],
+              rows: rows.map { [$0.source, $0.kind, String($0.count), String($0.example.prefix(80))] }, leftColumns: 2)
+    }
+
     /// The whole terminal report.
     public static func text(_ data: ReportData) -> String {
         var out = "Delivery funnel since \(Timestamps.format(data.since))\(data.app.map { " for \($0)" } ?? "")\n\n"
         out += data.funnel.isEmpty ? "(no deliveries)\n" : funnelTable(data.funnel)
         out += "\nTop failure reasons\n\n"
         out += data.failures.isEmpty ? "(no failures)\n" : failuresTable(data.failures)
+        out += "\nAttempts per final delivery\n\n"
+        out += data.retries.isEmpty ? "(none final yet)\n" : retriesTable(data.retries)
+        out += "\nLatency, created → accepted\n\n"
+        out += data.latency.isEmpty ? "(nothing accepted)\n" : latencyTable(data.latency)
+        out += "\nRejected messages and dead letters\n\n"
+        out += data.rejections.isEmpty ? "(none)\n" : rejectionsTable(data.rejections)
+        if data.futureReceipts > 0 {
+            out += "\n\(data.futureReceipts) receipt(s) carry a device time after this report's time (device clocks ahead); the chart shows them at the report's time.\n"
+        }
         return out
+    }
+
+    /// What a status means in the chart's legend: each delivery is counted
+    /// once, at its current status, so the bars say what the funnel's
+    /// cumulative columns include.
+    static func legendLabel(_ status: String) -> String {
+        switch status {
+        case "accepted": "accepted, no receipt yet"
+        case "delivered": "delivered, not opened"
+        default: status
+        }
+    }
+
+    /// The caption that ties the chart to the funnel.
+    static func chartCaption(_ data: ReportData) -> String {
+        func total(_ status: String) -> Int { data.series.series.first { $0.status == status }?.counts.reduce(0, +) ?? 0 }
+        let a = total("accepted"), d = total("delivered"), o = total("opened")
+        let funnelAccepted = data.funnel.reduce(0) { $0 + $1.accepted }
+        var text = "Each delivery is counted once, at its current status and when it reached it. "
+            + "The funnel counts cumulatively: its accepted (\(funnelAccepted)) is the accepted, delivered and opened bars together "
+            + "(\(a) + \(d) + \(o) = \(a + d + o)), because a delivered or opened delivery was accepted first."
+        if data.futureReceipts > 0 {
+            text += " \(data.futureReceipts) receipt(s) carry a device time after this report's time and are drawn at the report's time."
+        }
+        return text
     }
 
     static func percent(_ share: Double) -> String { String(format: "%.2f %%", share * 100) }

@@ -41,7 +41,8 @@ public enum MetricBuckets {
     /// `Timer`s become Prometheus duration histograms there).
     public static var durationBuckets: [String: [Duration]] {
         func durations(_ seconds: [Double]) -> [Duration] {
-            seconds.map { .nanoseconds(Int64(($0 * 1e9).rounded())) }
+            // Constant bucket bounds (1 ms … 10 min): each is an exact whole number of nanoseconds.
+            seconds.compactMap { Int64(exactly: ($0 * 1e9).rounded()).map(Duration.nanoseconds) }
         }
         return [
             MetricNames.providerRequest: durations(providerRequest),
