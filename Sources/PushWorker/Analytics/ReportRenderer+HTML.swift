@@ -39,7 +39,7 @@ extension ReportRenderer {
             <title>PushFleet report\(scope)</title>
             <style>
             body { font-family: sans-serif; margin: 2em; color: #212121; }
-            table { border-collapse: collapse; margin: 1em 0 2em; }
+            table { border-collapse: collapse; margin: 1em 0 2em; font-size: 13px; }
             th, td { border: 1px solid #e0e0e0; padding: 4px 10px; text-align: right; }
             th { background: #f5f5f5; }
             td:first-child, th:first-child, td:nth-child(2) { text-align: left; }

@@ -7,7 +7,7 @@ extension ReportRenderer {
     /// bucket, a time axis, a count axis and a legend. No scripts, no fonts.
     public static func svg(_ s: StatusSeries, title: String = "Deliveries over time by status") -> String {
         let width = 960.0, height = 420.0
-        let left = 64.0, right = 170.0, top = 40.0, bottom = 56.0
+        let left = 64.0, right = 240.0, top = 40.0, bottom = 56.0
         let plotW = width - left - right, plotH = height - top - bottom
         let n = s.buckets.count
         let totals = (0..<n).map { i in s.series.reduce(0) { $0 + $1.counts[i] } }
