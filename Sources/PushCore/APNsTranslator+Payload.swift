@@ -113,7 +113,10 @@ extension APNsTranslator {
         if let sound = n.sound { body("sound", .value(soundValue(sound))) }
         if let threadID = n.threadID { body("thread-id", .value(.string(threadID))) }
         if let category = n.category { body("category", .value(.string(category))) }
-        if n.contentAvailable { body("content-available", .value(.int(1))) }
+        // A background push wakes the app only with content-available: 1. Apple
+        // accepts one without it (and it does nothing), so every background
+        // push carries it, asked for (content_available) or inferred (data only).
+        if n.contentAvailable || type == .background { body("content-available", .value(.int(1))) }
         if n.mutableContent { body("mutable-content", .value(.int(1))) }
         if let target = n.targetContentID { body("target-content-id", .value(.string(target))) }
         if let level = n.interruptionLevel { body("interruption-level", .value(.string(level.rawValue))) }

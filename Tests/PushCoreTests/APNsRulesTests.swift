@@ -152,6 +152,30 @@ final class APNsRulesTests: XCTestCase {
         XCTAssertEqual(try body(notification { $0.alert = .init(body: "é\"\n") }), #"{"aps":{"alert":{"body":"é\"\n"}}}"#)
     }
 
+    /// Issue 16 item 7: a data-only notification goes out as a background push
+    /// (priority 5); without `content-available: 1` iOS never wakes the app,
+    /// though APNs accepts it. Every background push carries it.
+    func testDataOnlyPushIsABackgroundPushThatWakesTheApp() throws {
+        let dataOnly = notification { $0.alert = nil; $0.data = [("order", .string("42"))] }
+        let r = try request(dataOnly)
+        XCTAssertEqual(r.header("apns-push-type"), "background")
+        XCTAssertEqual(r.header("apns-priority"), "5")
+        XCTAssertEqual(try body(dataOnly), #"{"aps":{"content-available":1},"order":"42"}"#)
+        // Asked for explicitly, or by push type with extra aps keys (the tree path): once, never twice.
+        let asked = notification { $0.alert = nil; $0.contentAvailable = true }
+        XCTAssertEqual(try body(asked), #"{"aps":{"content-available":1}}"#)
+        let explicit = notification {
+            $0.alert = nil; $0.apns.pushType = .background; $0.apns.aps = [("content-available", .int(1)), ("x", .int(2))]
+        }
+        XCTAssertEqual(try body(explicit), #"{"aps":{"content-available":1,"x":2}}"#)
+        // A push that shows something is no background push and gets no content-available.
+        XCTAssertEqual(try body(notification()), #"{"aps":{"alert":{"body":"hi"}}}"#)
+        // Decoded from intake JSON, the same bytes.
+        let json = #"{"schema_version":1,"id":"6f1c1c1e-2b4a-4c84-9d55-0d6a5c0f2f10","app":"a","created_at":"2026-11-21T12:00:00Z","recipients":[{"token":"\#(token)","platform":"ios"}],"data":{"order":"42"}}"#
+        let decoded = try PushNotification.decode(Array(json.utf8), policy: Examples.policy).get()
+        XCTAssertEqual(try body(decoded), #"{"aps":{"content-available":1},"order":"42"}"#)
+    }
+
     func testMissingTopicAndReservedKey() throws {
         let n = notification()
         guard case .failure(let e1) = n.request(for: n.recipients[0], context: .init(apnsTopic: nil, fcmProjectID: nil)) else { return XCTFail() }

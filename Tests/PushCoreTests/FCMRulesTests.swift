@@ -34,7 +34,7 @@ final class FCMRulesTests: XCTestCase {
         for (target, member) in [(FCMTarget.topic("news"), #""topic":"news""#),
                                  (.condition("'a' in topics || 'b' in topics"), #""condition":"'a' in topics || 'b' in topics""#)] {
             let text = String(decoding: try n.request(for: target, context: context).get().body, as: UTF8.self)
-            XCTAssertEqual(text, #"{"message":{\#(member),"data":{"k":"v"},"android":{"priority":"HIGH"},"apns":{"headers":{"apns-push-type":"background","apns-priority":"5"}}}}"#)
+            XCTAssertEqual(text, #"{"message":{\#(member),"data":{"k":"v"},"android":{"priority":"HIGH"},"apns":{"headers":{"apns-push-type":"background","apns-priority":"5"},"payload":{"aps":{"content-available":1}}}}}"#)
         }
     }
 
