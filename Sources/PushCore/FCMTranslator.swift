@@ -57,9 +57,27 @@ public enum FCMTranslator {
             || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ":")
     }
 
-    /// Data keys FCM reserves: `from`, `message_type`, `google.*`, `gcm.*`.
+    /// Data keys FCM reserves, in any data map it receives (`message.data`,
+    /// `android.data`, `webpush.data`): `from`, `message_type` and the
+    /// prefixes `google.` and `gcm.` (the v1 reference names `google.` and
+    /// `gcm.notification.`; the Android SDK reads every `gcm.` key). Words FCM
+    /// merely overrides, such as `collapse_key`, are allowed.
     public static func isReservedDataKey(_ key: String) -> Bool {
         key == "from" || key == "message_type" || key.hasPrefix("google.") || key.hasPrefix("gcm.")
+    }
+
+    /// `isReservedDataKey` in words, for a rejection reason.
+    static let reservedDataKeysText = "from, message_type, google.*, gcm.*"
+
+    /// The first reserved key in any data map the message carries: `data`,
+    /// and the `fcm.android.data` / `fcm.webpush.data` overrides.
+    static func firstReservedDataKey(of n: PushNotification) -> String? {
+        if let key = n.data.first(where: { isReservedDataKey($0.key) })?.key { return key }
+        for block in [n.fcm.android, n.fcm.webpush] {
+            guard let members = block.first(where: { $0.key == "data" })?.value.objectMembers else { continue }
+            if let key = members.first(where: { isReservedDataKey($0.key) })?.key { return key }
+        }
+        return nil
     }
 
     /// Topic names: `[a-zA-Z0-9-_.~%]+`.
@@ -109,7 +127,7 @@ public enum FCMTranslator {
         guard let project = context.fcmProjectID, !project.isEmpty else {
             return .failure(TranslationError(code: "MissingProject", message: "app \(n.app) has no FCM project configured"))
         }
-        if let key = n.data.first(where: { isReservedDataKey($0.key) })?.key {
+        if let key = firstReservedDataKey(of: n) {
             return .failure(TranslationError(code: "ReservedKey", message: "FCM reserves the data key \"\(key)\""))
         }
         // One buffer: the wrapper first, the message written straight after it.

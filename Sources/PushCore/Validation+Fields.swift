@@ -147,7 +147,7 @@ extension FieldReader {
             if member.key == "aps" {
                 fail("data.aps", "\"aps\" is reserved by APNs")
             } else if FCMTranslator.isReservedDataKey(member.key) {
-                fail("data.\(member.key)", "reserved by FCM (from, message_type, google.*, gcm.*)")
+                fail("data.\(member.key)", "reserved by FCM (\(FCMTranslator.reservedDataKeysText))")
             }
         }
         return members

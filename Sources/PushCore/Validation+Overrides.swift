@@ -53,7 +53,7 @@ extension FieldReader {
         if let webpush = sub.object("webpush") {
             var w = sub.nested("webpush", webpush)
             _ = w.stringMap("headers")
-            _ = w.stringMap("data")
+            w.fcmDataMap("data")
             _ = w.object("notification")
             if let options = w.object("fcm_options") {
                 var o = w.nested("fcm_options", options)
@@ -106,7 +106,7 @@ extension FieldReader {
         }
         _ = string("collapse_key")
         _ = string("restricted_package_name")
-        _ = stringMap("data")
+        fcmDataMap("data")
         _ = bool("direct_boot_ok")
         if let options = object("fcm_options") {
             var o = nested("fcm_options", options)
@@ -133,6 +133,16 @@ extension FieldReader {
             _ = n.bool(key)
         }
         issues += n.issues
+    }
+
+    /// A data map that reaches FCM (`fcm.android.data`, `fcm.webpush.data`, each
+    /// replacing the top-level `data` on its platform): string values, and none
+    /// of the keys FCM reserves (`FCMTranslator.isReservedDataKey`), which it
+    /// refuses with 400 INVALID_ARGUMENT. The same rule as top-level `data`.
+    mutating func fcmDataMap(_ field: String) {
+        for (key, _) in stringMap(field) where FCMTranslator.isReservedDataKey(key) {
+            fail("\(field).\(key)", "reserved by FCM (\(FCMTranslator.reservedDataKeysText))")
+        }
     }
 
     /// FCM `analytics_label`: `^[a-zA-Z0-9-_.~%]{1,50}$`.

@@ -29,6 +29,45 @@ final class FCMRulesTests: XCTestCase {
         XCTAssertEqual(try body(n), #"{"message":{"token":"\#(token)","notification":{"title":"T","body":"B"},"android":{"priority":"HIGH"}}}"#)
     }
 
+    /// Issue 16 item 9: FCM refuses (400 INVALID_ARGUMENT) a reserved key in
+    /// any data map, not only the top-level one: `android.data` and
+    /// `webpush.data` replace it on their platform. Intake refuses them with
+    /// the field path, and translation of a notification built in code does too.
+    func testReservedKeysAreRefusedInEveryDataMapThatReachesFCM() throws {
+        let envelope = #"{"schema_version":1,"id":"6f1c1c1e-2b4a-4c84-9d55-0d6a5c0f2f10","app":"a","created_at":"2026-11-21T12:00:00Z","recipients":[{"token":"\#(token)","platform":"android"}],"alert":{"title":"T"}"#
+        let cases: [(json: String, path: String)] = [
+            (#","fcm":{"android":{"data":{"gcm.notification.x":"1"}}}"#, "fcm.android.data.gcm.notification.x"),
+            (#","fcm":{"android":{"data":{"ok":"1","google.x":"1"}}}"#, "fcm.android.data.google.x"),
+            (#","fcm":{"android":{"data":{"from":"me"}}}"#, "fcm.android.data.from"),
+            (#","fcm":{"android":{"data":{"message_type":"x"}}}"#, "fcm.android.data.message_type"),
+            (#","fcm":{"webpush":{"data":{"gcm.n.e":"1"}}}"#, "fcm.webpush.data.gcm.n.e"),
+            (#","fcm":{"webpush":{"data":{"from":"me"}}}"#, "fcm.webpush.data.from"),
+        ]
+        for (extra, path) in cases {
+            switch PushNotification.decode(Array((envelope + extra + "}").utf8), policy: Examples.policy) {
+            case .success: XCTFail("\(extra) was accepted")
+            case .failure(let error):
+                XCTAssertEqual(error.fieldPath, path, extra)
+                XCTAssertEqual(error.reason, .invalidValue, extra)
+            }
+        }
+        // Keys that only look alike stay allowed.
+        for extra in [#","fcm":{"android":{"data":{"googlex":"1","gcmx":"1","fromage":"1","collapse_key":"1"}}}"#] {
+            XCTAssertNoThrow(try PushNotification.decode(Array((envelope + extra + "}").utf8), policy: Examples.policy).get(), extra)
+        }
+        for block in ["android", "webpush"] {
+            let n = notification {
+                if block == "android" {
+                    $0.fcm.android = [("data", .object([("gcm.notification.x", .string("1"))]))]
+                } else {
+                    $0.fcm.webpush = [("data", .object([("google.x", .string("1"))]))]
+                }
+            }
+            guard case .failure(let error) = n.request(for: n.recipients[0], context: context) else { XCTFail(block); continue }
+            XCTAssertEqual(error.code, "ReservedKey", block)
+        }
+    }
+
     func testExactlyOneTargetTokenTopicOrCondition() throws {
         let n = notification { $0.alert = nil; $0.data = [("k", .string("v"))] }
         for (target, member) in [(FCMTarget.topic("news"), #""topic":"news""#),
