@@ -89,9 +89,24 @@ public enum FCMTranslator {
         }
     }
 
-    /// How many `'name' in topics` terms a condition has.
+    /// How many `'name' in topics` terms a condition has: the occurrences of
+    /// the bytes `in topics` (they cannot overlap), as the schema's pattern
+    /// counts them; no Unicode-aware search that a combining mark could fool.
     public static func conditionTopicCount(_ condition: String) -> Int {
-        condition.components(separatedBy: "in topics").count - 1
+        let needle = Array("in topics".utf8)
+        var condition = condition
+        return condition.withUTF8 { b in
+            var count = 0, i = 0
+            while i + needle.count <= b.count {
+                if b[i] == needle[0], needle.indices.allSatisfy({ b[i + $0] == needle[$0] }) {
+                    count += 1
+                    i += needle.count
+                } else {
+                    i += 1
+                }
+            }
+            return count
+        }
     }
 
     /// `#rrggbb`.
@@ -102,13 +117,37 @@ public enum FCMTranslator {
         }
     }
 
-    /// A protobuf JSON duration (`"3.5s"`) in seconds.
-    static func parseDuration(_ s: String) -> Double? {
-        guard s.hasSuffix("s") else { return nil }
-        let number = s.dropLast()
-        guard !number.isEmpty, number.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: ".") }),
-              let value = Double(number) else { return nil }
-        return value
+    /// What `checkTTL` found.
+    enum TTLCheck { case valid, malformed, tooLong }
+
+    /// An `android.ttl` override, as the schema's pattern states it: a
+    /// protobuf JSON duration `<digits>[.<1-9 digits>]s`, at most
+    /// `maxTTLSeconds`, compared digit by digit (no floating point, no trap).
+    static func checkTTL(_ s: String) -> TTLCheck {
+        var s = s
+        return s.withUTF8 { b in
+            func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+            var i = 0
+            var whole = 0  // capped: anything over the maximum stays over it
+            while i < b.count, isDigit(b[i]) {
+                whole = min(whole * 10 + Int(b[i] - 0x30), Int(maxTTLSeconds) + 1)
+                i += 1
+            }
+            guard i > 0 else { return .malformed }
+            var fractionIsZero = true
+            if i < b.count, b[i] == UInt8(ascii: ".") {
+                i += 1
+                let start = i
+                while i < b.count, isDigit(b[i]) {
+                    if b[i] != UInt8(ascii: "0") { fractionIsZero = false }
+                    i += 1
+                }
+                guard (1...9).contains(i - start) else { return .malformed }
+            }
+            guard i == b.count - 1, b[i] == UInt8(ascii: "s") else { return .malformed }
+            if whole > Int(maxTTLSeconds) || (whole == Int(maxTTLSeconds) && !fractionIsZero) { return .tooLong }
+            return .valid
+        }
     }
 
     /// The request for one registration token. `now` is the reference for the

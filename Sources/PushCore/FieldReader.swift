@@ -182,12 +182,13 @@ struct FieldReader {
         return d
     }
 
-    /// An `http`/`https` URL.
+    /// An `http`/`https` URL, by the schema's `url` pattern (`FieldReader.isHTTPURL`).
     mutating func url(_ field: String) -> String? {
         guard let s = string(field) else { return nil }
-        guard let url = URL(string: s), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-              url.host != nil
-        else { fail(field, "must be an http(s) URL"); return nil }
+        guard FieldReader.isHTTPURL(s) else {
+            fail(field, "must be an http(s) URL: http:// or https://, a non-empty host, no spaces or control characters")
+            return nil
+        }
         return s
     }
 
@@ -201,6 +202,37 @@ struct FieldReader {
 }
 
 extension FieldReader {
+    /// The intake schema's `url` pattern, byte for byte:
+    /// `^[Hh][Tt][Tt][Pp][Ss]?://[^\x00-\x20\x7F/?#]+(?:[/?#][^\x00-\x20\x7F]*)?$`:
+    /// the scheme in any case, a host part of one or more bytes up to the first
+    /// `/`, `?` or `#`, and no space, control character or DEL anywhere.
+    /// (Foundation's `URL(string:)` took `https://` without a host on some
+    /// platforms and refused others the schema takes.)
+    static func isHTTPURL(_ string: String) -> Bool {
+        var string = string
+        return string.withUTF8 { b in
+            func lower(_ byte: UInt8) -> UInt8 { byte | 0x20 }
+            guard b.count >= 7, lower(b[0]) == UInt8(ascii: "h"), lower(b[1]) == UInt8(ascii: "t"),
+                  lower(b[2]) == UInt8(ascii: "t"), lower(b[3]) == UInt8(ascii: "p") else { return false }
+            var i = 4
+            if lower(b[i]) == UInt8(ascii: "s") { i += 1 }
+            guard i + 3 <= b.count, b[i] == UInt8(ascii: ":"), b[i + 1] == UInt8(ascii: "/"), b[i + 2] == UInt8(ascii: "/")
+            else { return false }
+            i += 3
+            let hostStart = i
+            while i < b.count, b[i] != UInt8(ascii: "/"), b[i] != UInt8(ascii: "?"), b[i] != UInt8(ascii: "#") {
+                if b[i] <= 0x20 || b[i] == 0x7F { return false }
+                i += 1
+            }
+            guard i > hostStart else { return false }
+            while i < b.count {
+                if b[i] <= 0x20 || b[i] == 0x7F { return false }
+                i += 1
+            }
+            return true
+        }
+    }
+
     /// `UUID(uuidString:)`, without its C `sscanf` for the canonical form
     /// (`8-4-4-4-12` hexadecimal digits, either case), which every producer
     /// writes; anything else still goes to Foundation, so exactly the same

@@ -1,7 +1,10 @@
 import Foundation
 
 /// RFC 3339 timestamps as the intake uses them (`2026-11-21T12:00:00Z`,
-/// fractional seconds and offsets allowed).
+/// fractional seconds and offsets allowed), exactly as the intake schema's
+/// `timestamp` pattern states them: `T` or `t` between date and time (not a
+/// space), seconds 00-59 (no leap second 60, which no `Date` can hold),
+/// years 0001-9999, days that exist in the proleptic Gregorian calendar.
 ///
 /// `format(parse(s))` gives back the same instant to the microsecond, and
 /// `parse(format(d))` gives back the same `Date` for any `d` that came from
@@ -27,11 +30,11 @@ public enum Timestamps {
             return v
         }
         guard b.count >= 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
-              b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t") || b[10] == UInt8(ascii: " "),
+              b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t"),
               b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
               let year = digits(0, 4), let month = digits(5, 2), let day = digits(8, 2),
               let hour = digits(11, 2), let minute = digits(14, 2), let second = digits(17, 2),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+              year >= 1, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60
         else { return nil }
         var i = 19
         var micros = 0

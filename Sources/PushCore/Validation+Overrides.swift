@@ -12,10 +12,11 @@ extension FieldReader {
         result.pushType = sub.oneOf("push_type", APNsPushType.self)
         result.topic = sub.nonEmptyString("topic", maxBytes: 255)
         result.aps = sub.object("aps")?.objectMembers ?? []
+        // Header names exactly as the schema lists them (HTTP/2 names are lowercase):
+        // "APNs-Priority" is not taken as apns-priority, so a name never arrives twice.
         for (name, value) in sub.stringMap("headers") {
-            let lower = name.lowercased()
             let path = "headers.\(name)"
-            switch lower {
+            switch name {
             case "apns-priority":
                 if !["10", "5", "1"].contains(value) { sub.fail(path, "must be \"10\", \"5\" or \"1\"") }
             case "apns-expiration":
@@ -29,9 +30,9 @@ extension FieldReader {
             case "apns-topic": sub.fail(path, "set apns.topic instead")
             case "apns-push-type": sub.fail(path, "set apns.push_type instead")
             case "apns-id": sub.fail(path, "is derived from the notification id and device so retries reuse it")
-            default: sub.fail(path, "not an APNs request header PushFleet lets you set (apns-priority, apns-expiration, apns-collapse-id)")
+            default: sub.fail(path, "not an APNs request header PushFleet lets you set (apns-priority, apns-expiration, apns-collapse-id, in lowercase)")
             }
-            result.headers.append((lower, value))
+            result.headers.append((name, value))
         }
         sub.rejectUnknown(allowed: Self.apnsOverrideFields)
         issues += sub.issues
@@ -98,10 +99,10 @@ extension FieldReader {
     mutating func androidConfig() {
         if let p = string("priority"), !["NORMAL", "HIGH"].contains(p) { fail("priority", "must be NORMAL or HIGH") }
         if let ttl = string("ttl") {
-            if let seconds = FCMTranslator.parseDuration(ttl) {
-                if seconds > Double(FCMTranslator.maxTTLSeconds) { fail("ttl", "longer than FCM's 28-day maximum", .numberOutOfRange) }
-            } else {
-                fail("ttl", "must be a duration in seconds such as \"3600s\" or \"3.5s\"")
+            switch FCMTranslator.checkTTL(ttl) {
+            case .valid: break
+            case .tooLong: fail("ttl", "longer than FCM's 28-day maximum", .numberOutOfRange)
+            case .malformed: fail("ttl", "must be a duration in seconds with at most 9 fraction digits, such as \"3600s\" or \"3.5s\"")
             }
         }
         _ = string("collapse_key")

@@ -8,8 +8,12 @@ final class TimestampsTests: XCTestCase {
         XCTAssertEqual(Timestamps.parse("2026-11-21T13:00:00+01:00")?.timeIntervalSince1970, 1_795_262_400)
         XCTAssertEqual(Timestamps.parse("2026-11-21T11:30:00-00:30")?.timeIntervalSince1970, 1_795_262_400)
         XCTAssertEqual(Timestamps.parse("2026-11-21T12:00:00.25Z")?.timeIntervalSince1970, 1_795_262_400.25)
+        XCTAssertEqual(Timestamps.parse("2026-11-21t12:00:00z")?.timeIntervalSince1970, 1_795_262_400)
+        XCTAssertNotNil(Timestamps.parse("0001-01-01T00:00:00Z"))
         for bad in ["", "2026-11-21", "2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-11-21T12:00:00",
-                    "2026-11-21T12:00:00.Z", "2026-11-21T12:00:00Zjunk", "yesterday", "2026-11-21T24:00:00Z"] {
+                    "2026-11-21T12:00:00.Z", "2026-11-21T12:00:00Zjunk", "yesterday", "2026-11-21T24:00:00Z",
+                    // The schema's pattern: 'T' (not a space), no leap second, years from 0001.
+                    "2026-11-21 12:00:00Z", "2016-12-31T23:59:60Z", "0000-01-01T00:00:00Z", "2026-11-21T12:00:00Z\n"] {
             XCTAssertNil(Timestamps.parse(bad), bad)
         }
     }
