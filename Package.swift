@@ -74,6 +74,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
+        // The analyst side: the report (queries, data, rendering) and partition upkeep.
+        .target(
+            name: "PushAnalytics",
+            dependencies: ["PushCore", "PushPostgres", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "PushSimulator",
             dependencies: [
@@ -92,7 +96,7 @@ let package = Package(
             name: "pushfleet",
             dependencies: [
                 "PushCore", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
-                "PushWorker", "PushSimulator", "PushProducer",
+                "PushWorker", "PushAnalytics", "PushSimulator", "PushProducer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -112,7 +116,7 @@ let package = Package(
         .testTarget(
             name: "PushWorkerTests",
             dependencies: [
-                "PushWorker", "PushCore", "PushPostgres", "PushKafka", "PushSimulator",
+                "PushWorker", "PushAnalytics", "PushCore", "PushPostgres", "PushKafka", "PushSimulator",
                 .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // Tier 3: end to end, running `pushfleet` processes.

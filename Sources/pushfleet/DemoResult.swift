@@ -1,3 +1,4 @@
+import PushAnalytics
 import Foundation
 import PushCore
 import PushSimulator

@@ -1,3 +1,4 @@
+import PushAnalytics
 import ArgumentParser
 import Foundation
 import PushPostgres

@@ -1,6 +1,8 @@
 import Foundation
+import PushCore
 import PushPostgres
 import XCTest
+@testable import PushAnalytics
 @testable import PushWorker
 
 /// `pushfleet maintain`: the pure plan, then a real run against PostgreSQL.

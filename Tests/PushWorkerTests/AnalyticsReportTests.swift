@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import XCTest
+@testable import PushAnalytics
 @testable import PushWorker
 
 /// `pushfleet report`: the numbers from generated data, the tables, and the files.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushPostgres
 import XCTest
+@testable import PushAnalytics
 @testable import PushWorker
 
 /// A fresh schema per test with every migration applied, for the analytics

@@ -1,6 +1,7 @@
 import Foundation
 import PushPostgres
 import XCTest
+@testable import PushAnalytics
 @testable import PushWorker
 
 /// The analysts' views on generated data, with exact expected numbers.

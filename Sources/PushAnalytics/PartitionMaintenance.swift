@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import Logging
 import PushPostgres
 
