@@ -6,10 +6,20 @@ import PushCore
 /// requests to APNs", "Establishing a token-based connection to APNs" and
 /// "Handling notification responses from APNs".
 ///
+/// Payloads: Apple's only payload reasons are `PayloadEmpty` ("The message
+/// payload was empty") and `PayloadTooLarge`. An empty body, or an empty JSON
+/// object, gets `400 PayloadEmpty`. An MDM push (`apns-push-type: mdm`) is
+/// `{"mdm": "<PushMagic>"}` with no `aps` (Apple's MDM protocol): it must carry
+/// an `mdm` string. Any other JSON object is accepted whether or not it has an
+/// `aps` dictionary, as APNs does: Apple's payload reference asks for `aps`
+/// but documents no error for its absence (the device gets the custom keys
+/// and shows nothing).
+///
 /// Choices where Apple documents no exact answer:
-/// - A body that is not a JSON object with an `aps` dictionary gets
-///   `400 PayloadEmpty` (Apple has no "bad payload" reason; a client must
-///   treat it as a permanent error for that payload either way).
+/// - A body that is not a JSON object, an `aps` that is not a dictionary, or
+///   an MDM push without an `mdm` string gets `400 PayloadEmpty` (Apple has no
+///   "bad payload" reason; a client must treat it as a permanent error for
+///   that payload either way).
 /// - A push type whose required topic suffix is missing (`voip` without
 ///   `.voip`, …), or an `alert`/`background` push to a topic carrying one of
 ///   those suffixes, gets `400 InvalidPushType`; a bundle ID outside the key's
@@ -108,9 +118,7 @@ extension SimulatorRules {
         guard !body.isEmpty else { return fail(400, "PayloadEmpty") }
         let limit = pushType == "voip" ? Self.apnsMaxVoIPPayload : Self.apnsMaxPayload
         guard body.count <= limit else { return fail(413, "PayloadTooLarge") }
-        guard let payload = try? JSONValue.parse(body), payload["aps"]?.objectMembers != nil else {
-            return fail(400, "PayloadEmpty")
-        }
+        guard Self.isDeliverableAPNsPayload(body, pushType: pushType) else { return fail(400, "PayloadEmpty") }
 
         if let apnsEnvironment, let tokenEnvironment = state.environment(token: token), tokenEnvironment != apnsEnvironment {
             return fail(400, "BadDeviceToken")
@@ -120,6 +128,20 @@ extension SimulatorRules {
             return Self.apnsError(status: 410, reason: "Unregistered", apnsID: apnsID, timestamp: milliseconds)
         }
         return Self.apnsSuccess(apnsID: apnsID)
+    }
+
+    /// A JSON object with something in it: an `mdm` string for an MDM push;
+    /// for any other push type, an `aps` (if present) that is a dictionary.
+    static func isDeliverableAPNsPayload(_ body: [UInt8], pushType: String) -> Bool {
+        guard let payload = try? JSONValue.parse(body), let members = payload.objectMembers, !members.isEmpty else {
+            return false
+        }
+        if pushType == "mdm" {
+            guard case .string(let magic)? = payload["mdm"] else { return false }
+            return !magic.isEmpty
+        }
+        if let aps = payload["aps"] { return aps.objectMembers != nil }
+        return true
     }
 
     static func apnsSuccess(apnsID: String) -> SimulatorResponse {

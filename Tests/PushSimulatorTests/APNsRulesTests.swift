@@ -180,6 +180,27 @@ final class APNsRulesTests: XCTestCase {
         XCTAssertEqual(rules.respond(to: fine, now: now).status, 200)
     }
 
+    func testMDMPushIsTheMagicAlone() throws {
+        let rules = try rules()
+        let jwt = try TestCredentials.get().providerToken(issuedAt: now)
+        let mdmHeaders = [
+            ("authorization", "bearer \(jwt)"), ("apns-topic", "com.apple.mgmt.External.3b5f1a2e-9c4d-4e6f-8a7b-0c1d2e3f4a5b"),
+            ("apns-push-type", "mdm"),
+        ]
+        let magic = Array(#"{"mdm":"5A1F2B3C-PUSHMAGIC"}"#.utf8)
+        XCTAssertEqual(rules.respond(to: try request(headers: mdmHeaders, body: magic), now: now).status, 200)
+        try assertReason(rules.respond(to: try request(headers: mdmHeaders, body: []), now: now), 400, "PayloadEmpty")
+        try assertReason(
+            rules.respond(to: try request(headers: mdmHeaders, body: Array(#"{"mdm":""}"#.utf8)), now: now), 400,
+            "PayloadEmpty")
+        try assertReason(
+            rules.respond(to: try request(headers: mdmHeaders, body: Array(#"{"mdm":7}"#.utf8)), now: now), 400,
+            "PayloadEmpty")
+        try assertReason(
+            rules.respond(to: try request(headers: mdmHeaders, body: Array(#"{"aps":{}}"#.utf8)), now: now), 400,
+            "PayloadEmpty")
+    }
+
     func testPayloadChecks() throws {
         let rules = try rules()
         try assertReason(rules.respond(to: try request(body: []), now: now), 400, "PayloadEmpty")
@@ -188,8 +209,11 @@ final class APNsRulesTests: XCTestCase {
         XCTAssertEqual(big.count, 4097)
         try assertReason(rules.respond(to: try request(body: big), now: now), 413, "PayloadTooLarge")
         try assertReason(rules.respond(to: try request(body: Array("{not json".utf8)), now: now), 400, "PayloadEmpty")
-        try assertReason(rules.respond(to: try request(body: Array(#"{"alert":"x"}"#.utf8)), now: now), 400, "PayloadEmpty")
+        try assertReason(rules.respond(to: try request(body: Array("{}".utf8)), now: now), 400, "PayloadEmpty")
+        try assertReason(rules.respond(to: try request(body: Array("[1]".utf8)), now: now), 400, "PayloadEmpty")
         try assertReason(rules.respond(to: try request(body: Array(#"{"aps":"x"}"#.utf8)), now: now), 400, "PayloadEmpty")
+        // Custom keys without `aps`: APNs documents no error for it and delivers it.
+        XCTAssertEqual(rules.respond(to: try request(body: Array(#"{"alert":"x"}"#.utf8)), now: now).status, 200)
 
         let jwt = try TestCredentials.get().providerToken(issuedAt: now)
         let voipHeaders = [
