@@ -116,7 +116,7 @@ public final class PushSimulator: Sendable {
                                 streamConfiguration: streamConfiguration))
                         try pipeline.addHandler(
                             SimulatorFrameHandler(rules: rules, logger: logger, clientCertificate: certificate))
-                        try pipeline.addHandler(SimulatorConnectionErrorHandler(logger: logger))
+                        try pipeline.addHandler(SimulatorConnectionErrorHandler(logger: logger, state: rules.state))
                         return
                     }
                     let connection = NIOLoopBound(
@@ -124,6 +124,8 @@ public final class PushSimulator: Sendable {
                             channel: channel, rules: rules, logger: logger, startsWithSingleStream: singleStream,
                             clientCertificate: certificate),
                         eventLoop: channel.eventLoop)
+                    try pipeline.addHandler(
+                        SimulatorStreamCounter(state: rules.state) { connection.value.connectionClosed(streamsSent: $0) })
                     _ = try pipeline.configureHTTP2Pipeline(
                         mode: .server,
                         connectionConfiguration: singleStream ? singleStreamConfiguration : http2Configuration,
@@ -136,7 +138,7 @@ public final class PushSimulator: Sendable {
                                 SimulatorStreamHandler(connection: connection, ordinal: ordinal, logger: logger))
                         }
                     }
-                    try pipeline.addHandler(SimulatorConnectionErrorHandler(logger: logger))
+                    try pipeline.addHandler(SimulatorConnectionErrorHandler(logger: logger, state: rules.state))
                 }
             }
 

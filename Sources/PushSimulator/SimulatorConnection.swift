@@ -17,6 +17,9 @@ final class SimulatorConnection {
     let clientCertificate: Locked<SimulatorClientCertificate?>
 
     private var streamsOpened = 0
+    /// Streams opened and not yet answered or closed, and the most there were.
+    private var openStreams = 0
+    private var peakOpenStreams = 0
     private var requestsReceived = 0
     /// Streams above this ordinal are never processed (`goaway` scenario).
     private var goawayAfter: Int?
@@ -44,6 +47,11 @@ final class SimulatorConnection {
     func streamOpened(now: Date) -> Int {
         streamsOpened += 1
         let ordinal = streamsOpened
+        openStreams += 1
+        if openStreams > peakOpenStreams {
+            peakOpenStreams = openStreams
+            rules.state.recordOpenStreams(openStreams)
+        }
         if goawayAfter == nil, !rules.scenarioBook.isEmpty,
             case .goaway(let limit)? = rules.scenarioBook.take(provider: nil, now: now, where: {
                 if case .goaway(let afterStreams) = $0 { return afterStreams == ordinal }
@@ -77,6 +85,7 @@ final class SimulatorConnection {
 
     /// A stream is done: answered (`answer`), or closed without an answer.
     func streamFinished(ordinal: Int, streamID: HTTP2StreamID?, answer: SimulatorAnswer?, now: Date) {
+        openStreams -= 1
         if isBeyondGoaway(ordinal) {
             if answer == nil { rules.state.recordTransport(refusedByGoaway: 1) }
             return
@@ -108,6 +117,13 @@ final class SimulatorConnection {
             let channel = self.channel
             channel.eventLoop.scheduleTask(in: .milliseconds(50)) { channel.close(promise: nil) }
         }
+    }
+
+    /// The connection closed; its client had opened `sent` streams in all. Those
+    /// that never became streams here came above our GOAWAY's last-stream-id
+    /// and were ignored by the HTTP/2 layer: refused unprocessed as well.
+    func connectionClosed(streamsSent sent: Int) {
+        if goawaySent, sent > streamsOpened { rules.state.recordTransport(refusedByGoaway: sent - streamsOpened) }
     }
 
     /// Closes the TCP connection at once with an RST (SO_LINGER 0), skipping the

@@ -51,6 +51,8 @@ final class SimulatorFrameHandler: ChannelInboundHandler {
     /// Frames were written since the last flush.
     var needsFlush = false
     var isActive = true
+    /// The most streams this connection had open at once.
+    private var peakOpenStreams = 0
 
     init(rules: SimulatorRules, logger: Logger, clientCertificate: Locked<SimulatorClientCertificate?>) {
         self.rules = rules
@@ -99,6 +101,12 @@ final class SimulatorFrameHandler: ChannelInboundHandler {
             case "apns-id": if apnsID == nil { apnsID = value }
             default: break
             }
+        }
+        // Open now: this one, those still arriving and those whose answer is held back.
+        let open = pending.count + delayed.count + 1
+        if open > peakOpenStreams {
+            peakOpenStreams = open
+            rules.state.recordOpenStreams(open)
         }
         let entry: Pending
         if !scenariosLive, let send = SimulatorFastAnswers.send(path: path, apnsID: apnsID) {

@@ -221,6 +221,21 @@ final class SimulatorState: Sendable {
         }
     }
 
+    /// Clients opened `count` more streams (`SimulatorStreamCounter`).
+    func recordStreamsOpened(_ count: Int) {
+        storage.withLock { $0.stats.streamsOpened += count }
+    }
+
+    /// A connection now has `open` streams open, more than it ever had.
+    func recordOpenStreams(_ open: Int) {
+        storage.withLock { $0.stats.peakConcurrentStreams = max($0.stats.peakConcurrentStreams, open) }
+    }
+
+    /// A client opened more streams than the acknowledged MAX_CONCURRENT_STREAMS.
+    func recordStreamLimitViolation() {
+        storage.withLock { $0.stats.streamLimitViolations += 1 }
+    }
+
     func stats() -> SimulatorStats {
         storage.withLock { $0.stats }
     }

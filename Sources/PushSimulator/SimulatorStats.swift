@@ -22,7 +22,8 @@ public struct SimulatorStats: Sendable, Codable, Equatable {
     public var requestsUnanswered: Int
     /// GOAWAY frames sent by the `goaway` scenario.
     public var goawaysSent: Int
-    /// Streams the server saw above a GOAWAY's last-stream-id: never processed, safe to retry.
+    /// Streams the server saw above a GOAWAY's last-stream-id (opened before it and dropped, or
+    /// opened after it and refused with RST_STREAM): never processed, safe to retry.
     public var streamsRefusedByGoaway: Int
     /// Connections closed abruptly by the `resetConnection` scenario.
     public var connectionsReset: Int
@@ -30,13 +31,24 @@ public struct SimulatorStats: Sendable, Codable, Equatable {
     public var settingsUpdatesSent: Int
     /// `apns-id`s not recorded in `apnsSendsByID` (its cap reached, or recording off).
     public var apnsSendIDsNotRecorded: Int
+    /// Streams clients opened (HEADERS on a new stream: one request each), over
+    /// all connections: every request that reached the server, processed or
+    /// not, including those above a GOAWAY that HTTP/2 ignores. Kept when
+    /// streams go through the rules (`fastMode` off or scenarios set); 0 in fast mode.
+    public var streamsOpened: Int
+    /// The most streams one connection had open at once (opened by the client's
+    /// HEADERS, until answered or closed), over all connections.
+    public var peakConcurrentStreams: Int
+    /// Connections closed because the client opened more streams than the
+    /// server's MAX_CONCURRENT_STREAMS allowed (once the client had acknowledged it).
+    public var streamLimitViolations: Int
 
     public init(
         responses: [String: Int] = [:], apnsSendsByID: [String: Int] = [:], fcmAccepted: Int = 0,
         apnsAccepted: Int = 0, tokensIssued: Int = 0, connectionsAccepted: Int = 0,
         apnsUnansweredIDs: [String: Int] = [:], requestsUnanswered: Int = 0, goawaysSent: Int = 0,
         streamsRefusedByGoaway: Int = 0, connectionsReset: Int = 0, settingsUpdatesSent: Int = 0,
-        apnsSendIDsNotRecorded: Int = 0
+        apnsSendIDsNotRecorded: Int = 0, streamsOpened: Int = 0, peakConcurrentStreams: Int = 0, streamLimitViolations: Int = 0
     ) {
         self.responses = responses
         self.apnsSendsByID = apnsSendsByID
@@ -51,6 +63,9 @@ public struct SimulatorStats: Sendable, Codable, Equatable {
         self.connectionsReset = connectionsReset
         self.settingsUpdatesSent = settingsUpdatesSent
         self.apnsSendIDsNotRecorded = apnsSendIDsNotRecorded
+        self.streamsOpened = streamsOpened
+        self.peakConcurrentStreams = peakConcurrentStreams
+        self.streamLimitViolations = streamLimitViolations
     }
 
     /// The count for one provider, status and reason (0 if none).

@@ -137,12 +137,22 @@ final class SimulatorConnectionErrorHandler: ChannelInboundHandler {
     typealias InboundIn = Never
 
     private let logger: Logger
+    private let state: SimulatorState
 
-    init(logger: Logger) {
+    init(logger: Logger, state: SimulatorState) {
         self.logger = logger
+        self.state = state
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let streamError = error as? NIOHTTP2Errors.StreamError {
+            // NIO has reset that one stream already (RST_STREAM); the connection
+            // and its other streams go on (closing it here cut off the answers
+            // still due before a GOAWAY).
+            logger.debug("simulator stream error", metadata: ["sim.error": "\(streamError)"])
+            return
+        }
+        if error is NIOHTTP2Errors.MaxStreamsViolation { state.recordStreamLimitViolation() }
         logger.debug("simulator connection error", metadata: ["sim.error": "\(error)"])
         context.close(promise: nil)
     }
