@@ -26,6 +26,36 @@ CURLcode CShims_curl_easy_setopt_closesocket(CURL *handle, CURLoption option, cu
     return curl_easy_setopt(handle, option, value);
 }
 
+CURLcode CShims_curl_easy_setopt_prereq(CURL *handle, CURLoption option, curl_prereq_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+int CShims_CURL_PREREQFUNC_OK(void) { return CURL_PREREQFUNC_OK; }
+int CShims_CURL_PREREQFUNC_ABORT(void) { return CURL_PREREQFUNC_ABORT; }
+
+static int port_of(const struct sockaddr_storage *address) {
+    if (address->ss_family == AF_INET) return ntohs(((const struct sockaddr_in *)address)->sin_port);
+    if (address->ss_family == AF_INET6) return ntohs(((const struct sockaddr_in6 *)address)->sin6_port);
+    return 0;
+}
+
+int CShims_socket_ports(int fd, int *local_port, int *remote_port) {
+    struct sockaddr_storage address;
+    socklen_t length = sizeof address;
+    if (getsockname(fd, (struct sockaddr *)&address, &length) != 0) return -1;
+    *local_port = port_of(&address);
+    length = sizeof address;
+    if (getpeername(fd, (struct sockaddr *)&address, &length) != 0) return -1;
+    *remote_port = port_of(&address);
+    return 0;
+}
+
+int CShims_tcp_peer_reset(int fd) {
+    struct tcp_info info;
+    socklen_t length = sizeof info;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return -1;
+    return info.tcpi_state == TCP_CLOSE ? 1 : 0;
+}
+
 int CShims_tcp_cork(int fd, int on) {
     return setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
 }

@@ -22,6 +22,10 @@ import Glibc
 /// run inside curl calls on that thread, or in `curl_multi_cleanup` after it stopped).
 final class CorkedSockets {
     private(set) var sockets: [Int32] = []
+    /// The connections that carried requests; told when their socket closes.
+    let connections = ConnectionBook()
+
+    init() { connections.sockets = self }
 
     /// The context pointer for the callbacks; valid while `self` lives (the
     /// multi handle owns it and outlives every transfer and connection).
@@ -32,6 +36,7 @@ final class CorkedSockets {
     }
 
     func closed(_ fd: Int32) {
+        connections.socketClosing(fd)
         sockets.removeAll { $0 == fd }
     }
 

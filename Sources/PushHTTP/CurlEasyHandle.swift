@@ -111,6 +111,12 @@ final class CurlEasyHandle {
         try check(CShims_curl_easy_setopt_closesocket(raw, option, function), option, file: file, line: line)
     }
 
+    func set(
+        _ option: CURLoption, prereq function: curl_prereq_callback, file: String = #fileID, line: Int = #line
+    ) throws(HTTPError) {
+        try check(CShims_curl_easy_setopt_prereq(raw, option, function), option, file: file, line: line)
+    }
+
     func infoLong(_ info: CURLINFO) -> Int {
         var value = 0
         return CShims_curl_easy_getinfo_long(raw, info, &value) == CURLE_OK ? value : 0

@@ -26,10 +26,15 @@ extension CurlEngine {
             }
             while let done = multi.nextDone() {
                 guard let transfer = active[done.easy], let easy = transfer.easy else { continue }
+                if transfer.deferred, done.code == CURLE_ABORTED_BY_CALLBACK {
+                    turnBack(transfer, easy)
+                    continue
+                }
                 let (result, connects) = complete(transfer, easy, code: done.code)
                 completions.append((transfer, result))
                 finish(transfer, easy, result: result, newConnections: connects, into: &completions)
             }
+            if multi.sockets.connections.hasChanges { admitAfterConnectionChanges(into: &completions) }
             // Resume outside the engine lock; continuations hop to their executors.
             for (transfer, result) in completions { transfer.resume(with: result) }
             _ = multi.poll(timeoutMs: 1000)
@@ -63,7 +68,7 @@ extension CurlEngine {
                 try setFixedOptions(easy)
             }
             do throws(HTTPError) {
-                try transfer.configure(easy)
+                try transfer.configure(easy, connections: multi.sockets.connections)
             } catch {
                 easy.needsFullReset = true
                 recycle(easy)
@@ -82,6 +87,30 @@ extension CurlEngine {
         transfer.easy = easy
         active[easy.raw] = transfer
         return nil
+    }
+
+    /// curl tried to send `transfer` on a connection whose first answer has not
+    /// arrived yet (its SETTINGS unknown) and the PREREQ callback turned it
+    /// back unsent: out of curl, to the head of its host's queue.
+    private func turnBack(_ transfer: Transfer, _ easy: CurlEasyHandle) {
+        active.removeValue(forKey: easy.raw)
+        multi.remove(easy)
+        if transfer.attempts > 0 { easy.needsFullReset = true }  // see `finish`
+        recycle(easy)
+        transfer.easy = nil
+        transfer.releaseFromCurl()
+        transfer.deferred = false
+        transfer.leaveSlotKeepingLast()
+        admission.deferToFront(transfer)
+    }
+
+    /// A connection answered for the first time or closed: hosts may take more now.
+    private func admitAfterConnectionChanges(into completions: inout [Completion]) {
+        let connections = multi.sockets.connections
+        for host in connections.takeChanges() {
+            admission.connectionsChanged(host, settled: connections.settledConnections(host))
+            while let next = admission.admitWaiting(host) { start(next, into: &completions) }
+        }
     }
 
     /// A cancelled task's transfer: take it out of curl or out of the host queue.
@@ -108,9 +137,11 @@ extension CurlEngine {
                 status: responseCode > 0 ? responseCode : transfer.status, headers: transfer.headers,
                 body: transfer.body, httpVersion: Self.version(easy.infoLong(CURLINFO_HTTP_VERSION)),
                 localPort: easy.infoLong(CURLINFO_LOCAL_PORT))
-            let error = HTTPError.transfer(
+            var error = HTTPError.transfer(
                 code: Int32(bitPattern: code.rawValue), detail: easy.errorText,
                 statusReceived: statusReceived, partialResponse: partial)
+            error.attempts = transfer.attempts
+            error.resends = transfer.resends
             logger.debug(
                 "http.transfer failed",
                 metadata: [
@@ -119,25 +150,35 @@ extension CurlEngine {
                 ])
             return (.failure(error), connects)
         }
-        let response = HTTPResponse(
+        var response = HTTPResponse(
             status: responseCode > 0 ? responseCode : transfer.status,
             headers: transfer.headers, body: transfer.body,
             httpVersion: Self.version(easy.infoLong(CURLINFO_HTTP_VERSION)),
             localPort: easy.infoLong(CURLINFO_LOCAL_PORT))
+        response.resends = transfer.resends
         return (.success(response), connects)
     }
 
     /// Takes the transfer out of curl, recycles its handle, drops curl's
     /// reference, records the outcome and admits the host's next transfer.
+    ///
+    /// libcurl 7.88 counts its own re-sends per easy handle and resets that
+    /// count only in `curl_easy_reset`: a recycled handle that had re-sent
+    /// five times in its life would give the next transfer's first re-send up
+    /// ("Connection died, tried 5 times before giving up"). So a handle whose
+    /// transfer was re-sent by curl, or failed, is reset before its next use.
     private func finish(
         _ transfer: Transfer, _ easy: CurlEasyHandle, result: Result<HTTPResponse, HTTPError>,
         newConnections: Int, into completions: inout [Completion]
     ) {
         active.removeValue(forKey: easy.raw)
         multi.remove(easy)
+        if case .failure = result { easy.needsFullReset = true }
+        if transfer.attempts > 1 { easy.needsFullReset = true }
         recycle(easy)
         transfer.easy = nil
         transfer.releaseFromCurl()
+        transfer.leaveSlot()
         record(transfer, result, newConnections: newConnections)
         if let next = admission.release(transfer.hostKey) { start(next, into: &completions) }
     }
@@ -171,6 +212,7 @@ extension CurlEngine {
         try easy.set(CURLOPT_CLOSESOCKETDATA, pointer: multi.sockets.context)
         try easy.set(CURLOPT_WRITEFUNCTION, function: transferWriteCallback)
         try easy.set(CURLOPT_HEADERFUNCTION, function: transferHeaderCallback)
+        try easy.set(CURLOPT_PREREQFUNCTION, prereq: transferPrereqCallback)
     }
 
     /// At shutdown: fail what is queued, waiting for a slot, and in flight.
@@ -187,6 +229,7 @@ extension CurlEngine {
             recycle(easy)
             transfer.easy = nil
             transfer.releaseFromCurl()
+            transfer.leaveSlot()
             record(transfer, .failure(error), newConnections: 0)
             failed.append((transfer, error))
         }

@@ -21,12 +21,13 @@ final class CurlMultiHandle: @unchecked Sendable {
         // From here on `deinit` frees `raw` if a setting below throws.
         try set(CURLMOPT_PIPELINING, CShims_CURLPIPE_MULTIPLEX())
         try set(CURLMOPT_MAX_HOST_CONNECTIONS, max(1, configuration.maxConnectionsPerHost))
-        // The engine itself admits at most connections × streams transfers per
-        // host (see `HostAdmission`), so curl's own per-connection cap is set
-        // to that total and never binds: libcurl 7.88 queues transfers that
-        // hit it as "pending" and then sends bursts of RST_STREAM frames, which
-        // servers with rapid-reset protection answer by closing the connection.
-        try set(CURLMOPT_MAX_CONCURRENT_STREAMS, HostAdmission.limit(for: configuration))
+        // Our streams per connection: curl puts a request on a connection only
+        // while it carries fewer than this and fewer than the server's
+        // MAX_CONCURRENT_STREAMS (once its SETTINGS arrived). The engine admits
+        // at most connections × streams per host (`HostAdmission`), so curl
+        // queues a transfer itself only while a second connection is being set
+        // up or when the server allows fewer streams than this.
+        try set(CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, configuration.maxConcurrentStreams))
         // Keep enough idle connections cached so none is closed for lack of room.
         try set(CURLMOPT_MAXCONNECTS, max(4, configuration.maxConnectionsPerHost * 4))
     }

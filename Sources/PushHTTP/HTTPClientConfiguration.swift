@@ -15,7 +15,10 @@ public struct HTTPClientConfiguration: Sendable {
     /// over each, so a small number carries hundreds of concurrent requests;
     /// requests beyond what they carry wait in curl's queue.
     public var maxConnectionsPerHost: Int
-    /// Streams per connection at most (the server's SETTINGS may lower it).
+    /// Streams per connection at most, from the first request on: a new
+    /// connection carries one request until the server's first answer (its
+    /// SETTINGS frame comes before it), then at most the smaller of this and
+    /// the server's MAX_CONCURRENT_STREAMS (which may change mid-connection).
     public var maxConcurrentStreams: Int
     /// An HTTP CONNECT proxy URL, e.g. `http://proxy:3128`.
     public var proxy: String?

@@ -31,6 +31,11 @@ public struct HTTPError: Error, CustomStringConvertible, Sendable {
     /// A 2xx here means the server accepted the request even though its
     /// answer was cut off.
     public var partialResponse: HTTPResponse? = nil
+    /// Requests put on the wire for this `execute` (0: none was sent), libcurl's
+    /// own re-sends included.
+    public var attempts: Int = 0
+    /// libcurl's own re-sends of this request before it failed, by why.
+    public var resends: HTTPResends = .none
     /// Where the error was raised.
     public var file: String
     public var line: Int

@@ -36,6 +36,10 @@ public struct HTTPResponse: Sendable {
     /// The local TCP port of the connection that carried it: a diagnostic that
     /// shows which responses shared a connection.
     public var localPort: Int
+    /// libcurl's own re-sends of this request, by why.
+    public var resends: HTTPResends = .none
+    /// Requests put on the wire for this `execute`: 1, plus libcurl's own re-sends.
+    public var attempts: Int { 1 + resends.total }
 
     public init(
         status: Int, headers: [(name: String, value: String)], body: [UInt8],
@@ -65,4 +69,30 @@ public struct HTTPClientStats: Sendable, Equatable {
     public var failed: Int
     /// New connections curl opened (sum of `CURLINFO_NUM_CONNECTS`).
     public var connectionsOpened: Int
+}
+
+/// Requests libcurl put on the wire again by itself within one `execute`.
+///
+/// libcurl 7.88 re-sends a request on another connection, without telling
+/// the caller, when nothing at all came back for it: the server refused the
+/// stream unprocessed (above a GOAWAY's last-stream-id, or
+/// RST_STREAM(REFUSED_STREAM)), or the reused connection died under it.
+/// The client sees each attempt (`CURLOPT_PREREQFUNCTION`) and tells them
+/// apart by the connection the previous attempt was on.
+public struct HTTPResends: Sendable, Equatable {
+    /// The previous attempt's connection was not reset: the server refused the
+    /// stream (GOAWAY's last-stream-id below it, or REFUSED_STREAM).
+    public var goaway: Int
+    /// The previous attempt's connection was reset (the kernel saw a TCP RST).
+    public var reset: Int
+
+    public init(goaway: Int = 0, reset: Int = 0) {
+        self.goaway = goaway
+        self.reset = reset
+    }
+
+    public static let none = HTTPResends()
+
+    /// All re-sends.
+    public var total: Int { goaway + reset }
 }

@@ -8,10 +8,28 @@
 /// protection (swift-nio-http2 allows 200 per 30 s) answer by closing the
 /// connection. Queueing here avoids that as long as the server allows at
 /// least `maxConcurrentStreams` streams per connection.
+///
+/// A connection carries one request until the server answered on it (its
+/// SETTINGS are known only then; before them libcurl and nghttp2 assume 100
+/// streams): while a host has no such *settled* connection, one transfer goes
+/// to curl; a transfer curl tried to put on a connection that is still
+/// unsettled comes back here (`deferToFront`) and the host is held (nothing
+/// new goes to curl) until its connections change (`connectionsChanged`).
 struct HostAdmission {
+    struct Host {
+        var inFlight = 0
+        /// Open connections a response arrived on.
+        var settled = 0
+        /// A transfer was turned back from an unsettled connection.
+        var held = false
+        var queue = FIFO<Transfer>()
+
+        /// How many transfers curl may have now.
+        func room(_ limit: Int) -> Int { held ? 0 : (settled > 0 ? limit : 1) }
+    }
+
     let limit: Int
-    private var inFlight: [String: Int] = [:]
-    private var waiting: [String: FIFO<Transfer>] = [:]
+    private var hosts: [String: Host] = [:]
 
     init(limit: Int) { self.limit = max(1, limit) }
 
@@ -24,39 +42,81 @@ struct HostAdmission {
 
     /// Whether a transfer for `host` may go to curl now; counts it if so.
     mutating func tryAdmit(_ host: String) -> Bool {
-        let current = inFlight[host, default: 0]
-        guard current < limit else { return false }
-        inFlight[host] = current + 1
+        let limit = self.limit
+        return Self.admit(&hosts[host, default: Host()], limit: limit)
+    }
+
+    private static func admit(_ state: inout Host, limit: Int) -> Bool {
+        guard state.queue.isEmpty, state.inFlight < state.room(limit) else { return false }
+        state.inFlight += 1
         return true
     }
 
     mutating func enqueue(_ transfer: Transfer) {
-        waiting[transfer.hostKey, default: FIFO()].append(transfer)
+        hosts[transfer.hostKey, default: Host()].queue.append(transfer)
     }
 
     /// A transfer for `host` left curl: the next waiting one, now admitted.
     mutating func release(_ host: String) -> Transfer? {
-        if var queue = waiting[host], let next = queue.popFirst() {
-            waiting[host] = queue.isEmpty ? nil : queue
-            return next  // takes over the released slot
-        }
-        let current = inFlight[host, default: 1] - 1
-        inFlight[host] = current > 0 ? current : nil
+        Self.release(&hosts[host, default: Host()])
+    }
+
+    private static func release(_ state: inout Host) -> Transfer? {
+        if let next = state.queue.popFirst() { return next }  // takes over the released slot
+        state.inFlight = max(0, state.inFlight - 1)
+        if state.inFlight == 0 { state.held = false }
         return nil
+    }
+
+    /// curl tried to send `transfer` on a connection still waiting for its first
+    /// answer: it waits at the head of its host's queue, and the host is held.
+    mutating func deferToFront(_ transfer: Transfer) {
+        Self.deferToFront(transfer, &hosts[transfer.hostKey, default: Host()])
+    }
+
+    private static func deferToFront(_ transfer: Transfer, _ state: inout Host) {
+        state.inFlight = max(0, state.inFlight - 1)
+        state.queue.prepend(transfer)
+        // Held only while something of this host is in curl to end it.
+        state.held = state.inFlight > 0
+    }
+
+    /// The host's settled connections changed (one answered, or one closed).
+    mutating func connectionsChanged(_ host: String, settled: Int) {
+        hosts[host, default: Host()].settled = settled
+        hosts[host, default: Host()].held = false
+    }
+
+    /// The next waiting transfer of `host` that may go to curl now, counted.
+    mutating func admitWaiting(_ host: String) -> Transfer? {
+        let limit = self.limit
+        return Self.admitWaiting(&hosts[host, default: Host()], limit: limit)
+    }
+
+    private static func admitWaiting(_ state: inout Host, limit: Int) -> Transfer? {
+        guard state.inFlight < state.room(limit), let next = state.queue.popFirst() else { return nil }
+        state.inFlight += 1
+        return next
     }
 
     /// Removes a waiting transfer (cancellation); false if it was not waiting.
     mutating func removeWaiting(_ transfer: Transfer) -> Bool {
-        guard var queue = waiting[transfer.hostKey], queue.remove(transfer) else { return false }
-        waiting[transfer.hostKey] = queue.isEmpty ? nil : queue
-        return true
+        guard hosts[transfer.hostKey] != nil else { return false }
+        return hosts[transfer.hostKey, default: Host()].queue.remove(transfer)
     }
 
     /// Everything still waiting (at shutdown).
     mutating func drainWaiting() -> [Transfer] {
-        defer { waiting.removeAll() }
-        return waiting.values.flatMap { $0.elements }
+        var all: [Transfer] = []
+        for host in hosts.keys {
+            all.append(contentsOf: hosts[host, default: Host()].queue.elements)
+            hosts[host, default: Host()].queue = FIFO()
+        }
+        return all
     }
+
+    /// Transfers of `host` in curl now (tests).
+    func inFlight(_ host: String) -> Int { hosts[host]?.inFlight ?? 0 }
 }
 
 /// A first-in first-out queue with O(1) amortised pop.
@@ -68,6 +128,16 @@ struct FIFO<Element: AnyObject> {
     var elements: ArraySlice<Element> { storage[head...] }
 
     mutating func append(_ element: Element) { storage.append(element) }
+
+    /// Puts `element` first (a transfer turned back keeps its place).
+    mutating func prepend(_ element: Element) {
+        if head > 0 {
+            head -= 1
+            storage[head] = element
+        } else {
+            storage.insert(element, at: 0)
+        }
+    }
 
     mutating func popFirst() -> Element? {
         guard head < storage.count else { return nil }

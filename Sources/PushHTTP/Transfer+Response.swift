@@ -1,4 +1,5 @@
 import CCurl
+import CShims
 
 extension Transfer {
     /// One header line from curl (status line, header, or the blank end line).
@@ -8,6 +9,8 @@ extension Transfer {
         while end > 0, bytes[end - 1] == UInt8(ascii: "\r") || bytes[end - 1] == UInt8(ascii: "\n") { end -= 1 }
         let line = UnsafeRawBufferPointer(rebasing: bytes[0..<end])
         if line.starts(with: "HTTP/".utf8) {
+            // The server answered on this connection, so its SETTINGS (its first frame) are known.
+            if holdsSlot, let slot { slot.settle() }
             // A new response head (an interim 1xx may come first): start over.
             headers.removeAll(keepingCapacity: true)
             status = Self.statusCode(line)
@@ -39,6 +42,60 @@ extension Transfer {
         }
         return digits > 0 ? code : 0
     }
+}
+
+extension Transfer {
+    /// curl is about to send the request on the connection with these ports
+    /// (`CURLOPT_PREREQFUNCTION`: once per attempt, after the connection is
+    /// set up or picked for reuse). Returns false to turn the attempt back
+    /// unsent: another request already waits on that connection for its first
+    /// answer, i.e. for the server's SETTINGS.
+    func aboutToSend(localPort: Int, remotePort: Int, remoteIP: UnsafePointer<CChar>? = nil) -> Bool {
+        if holdsSlot, let slot { slot.inUse -= 1 }
+        holdsSlot = false
+        guard let connections else {
+            attempts += 1
+            return true
+        }
+        let next = connections.slot(
+            localPort: localPort, remotePort: remotePort, remoteIPHash: ConnectionBook.hash(remoteIP), hostKey: hostKey)
+        if !next.settled && next.inUse >= 1 {
+            deferred = true
+            return false
+        }
+        if attempts > 0 {
+            // curl re-sends by itself only when nothing at all came back: the
+            // stream was refused unprocessed (above a GOAWAY's last-stream-id,
+            // or REFUSED_STREAM) or the connection died under it.
+            if slot?.wasReset == true { resends.reset += 1 } else { resends.goaway += 1 }
+        }
+        attempts += 1
+        next.inUse += 1
+        slot = next
+        holdsSlot = true
+        return true
+    }
+
+    /// The transfer left curl: its connection no longer carries it.
+    func leaveSlot() {
+        leaveSlotKeepingLast()
+        slot = nil
+    }
+
+    /// Turned back unsent: no connection carries it, but the last attempt's
+    /// connection still tells why a later attempt is a re-send.
+    func leaveSlotKeepingLast() {
+        if holdsSlot, let slot { slot.inUse -= 1 }
+        holdsSlot = false
+    }
+}
+
+/// CURLOPT_PREREQFUNCTION: lets an attempt go ahead or turns it back (see `Transfer.aboutToSend`).
+let transferPrereqCallback: curl_prereq_callback = { context, remoteIP, _, remotePort, localPort in
+    guard let context else { return CShims_CURL_PREREQFUNC_OK() }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.aboutToSend(localPort: Int(localPort), remotePort: Int(remotePort), remoteIP: remoteIP)
+        ? CShims_CURL_PREREQFUNC_OK() : CShims_CURL_PREREQFUNC_ABORT()
 }
 
 /// CURLOPT_WRITEFUNCTION: appends body bytes to the transfer in `context`.

@@ -32,6 +32,18 @@ final class Transfer: @unchecked Sendable {
     var statusReceived = false
     var headers: [(name: String, value: String)] = []
     var body: [UInt8] = []
+    /// Requests curl put on the wire for this transfer: its PREREQ calls that went ahead.
+    var attempts = 0
+    /// Of those, the re-sends libcurl made by itself, by what ended the try before.
+    var resends = HTTPResends.none
+    /// The connection of the latest attempt, and whether it counts in its `inUse`.
+    var slot: ConnectionSlot?
+    var holdsSlot = false
+    /// The attempt was turned back before sending (its connection not settled yet):
+    /// it goes back to the host's queue, it did not fail.
+    var deferred = false
+    /// The engine's connections (it outlives every transfer it runs).
+    unowned(unsafe) var connections: ConnectionBook?
 
     // C memory curl refers to while the transfer runs.
     private var headerList: HeaderList?
@@ -105,13 +117,15 @@ final class Transfer: @unchecked Sendable {
 
     /// Sets this request's own options on a handle that carries the client's
     /// fixed ones (`CurlEasyHandle.applyFixedOptions`).
-    func configure(_ easy: CurlEasyHandle) throws(HTTPError) {
+    func configure(_ easy: CurlEasyHandle, connections: ConnectionBook) throws(HTTPError) {
         let context = retainForCurl()
+        self.connections = connections
         easy.errorBuffer[0] = 0
         try easy.set(CURLOPT_URL, request.url)
         try easy.set(CURLOPT_WRITEDATA, pointer: context)
         try easy.set(CURLOPT_HEADERDATA, pointer: context)
         try easy.set(CURLOPT_PRIVATE, pointer: context)
+        try easy.set(CURLOPT_PREREQDATA, pointer: context)
         try configureMethodAndBody(easy)
         try configureHeaders(easy)
     }

@@ -13,9 +13,10 @@ struct TransferMemoryTests {
         #expect(!transfer.holdsCMemory)  // waiting in the queue: nothing allocated for curl
         try CurlGlobal.ensureInitialised()
         let easy = try CurlEasyHandle()
-        try transfer.configure(easy)
+        let connections = ConnectionBook()
+        try transfer.configure(easy, connections: connections)
         #expect(transfer.holdsCMemory)
-        try transfer.configure(easy)  // configuring again replaces, never leaks or frees twice
+        try transfer.configure(easy, connections: connections)  // configuring again replaces, never leaks or frees twice
         #expect(transfer.holdsCMemory)
         transfer.releaseCMemory()
         #expect(!transfer.holdsCMemory)

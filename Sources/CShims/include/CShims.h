@@ -31,7 +31,21 @@ CURLcode CShims_curl_easy_setopt_sockopt(CURL *handle, CURLoption option, curl_s
 /* For CURLOPT_CLOSESOCKETFUNCTION. */
 CURLcode CShims_curl_easy_setopt_closesocket(CURL *handle, CURLoption option, curl_closesocket_callback value);
 
+/* For CURLOPT_PREREQFUNCTION (libcurl >= 7.80). */
+CURLcode CShims_curl_easy_setopt_prereq(CURL *handle, CURLoption option, curl_prereq_callback value);
+/* CURL_PREREQFUNC_OK / CURL_PREREQFUNC_ABORT. */
+int CShims_CURL_PREREQFUNC_OK(void);
+int CShims_CURL_PREREQFUNC_ABORT(void);
+
 /* ---- sockets ---- */
+
+/* The local and remote TCP ports of a connected socket (getsockname /
+   getpeername); 0 on success, -1 if either call failed. */
+int CShims_socket_ports(int fd, int *local_port, int *remote_port);
+
+/* 1 if the kernel saw the peer reset the TCP connection (TCP_INFO state is
+   TCP_CLOSE: an RST arrived), 0 if not, -1 if TCP_INFO failed. */
+int CShims_tcp_peer_reset(int fd);
 
 /* setsockopt(fd, IPPROTO_TCP, TCP_CORK, on): hold partial TCP segments while on,
    send what is held when turned off. Returns setsockopt's result. */
