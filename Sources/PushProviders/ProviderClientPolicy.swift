@@ -50,9 +50,23 @@ public struct ProviderClientPolicy: Sendable, Equatable {
 public struct ProviderClientStats: Sendable, Equatable {
     /// HTTP requests put on the wire (re-sends included).
     public var requestsSent = 0
-    /// Requests re-sent because the first try ended with no HTTP status
-    /// (GOAWAY, connection reset, refused stream).
+    /// Requests re-sent because a try ended with no HTTP status, whoever re-sent
+    /// them: this client, or libcurl by itself (`HTTPResponse.resends`). The sum
+    /// of the three counts below.
     public var resentWithoutStatus = 0
+    /// … after the provider refused the stream unprocessed while its connection
+    /// lived on: above a GOAWAY's last-stream-id, REFUSED_STREAM, or the HTTP/2
+    /// session ended by the server (curl 16); libcurl's own re-sends whose
+    /// connection was not reset.
+    public var resentAfterGoaway = 0
+    /// … after the stream or its connection was reset: RST_STREAM (curl 92),
+    /// a stream cut off (18), a send or receive failure on the connection (55,
+    /// 56); libcurl's own re-sends whose connection was reset (TCP RST).
+    public var resentAfterReset = 0
+    /// … after the connection closed with nothing at all received (curl 52).
+    public var resentNoStatus = 0
+    /// Of all those, the re-sends libcurl made by itself.
+    public var resentByLibcurl = 0
     /// Requests answered 2xx whose answer was then cut off (a reset after the
     /// status): returned as accepted, never re-sent.
     public var acceptedWithCutOffAnswer = 0

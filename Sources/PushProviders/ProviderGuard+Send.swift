@@ -42,6 +42,7 @@ extension ProviderGuard {
     /// Feeds an answer's status and Retry-After to the limiter and breaker.
     @inline(never)
     func noteAnswer(_ response: HTTPResponse) {
+        if response.resends.total > 0 { noteLibcurlResends(response.resends) }
         noteResponse(status: response.status, retryAfter: Self.retryAfter(response.header("retry-after")))
     }
 
@@ -52,9 +53,10 @@ extension ProviderGuard {
             noteFailure(error)
             return .fail(error)
         }
+        if http.resends.total > 0 { noteLibcurlResends(http.resends) }
         if Self.isResendable(http) && resends < policy.maxResendsWithoutStatus {
             resends += 1
-            noteResend()
+            noteResend(curlCode: http.curlCode)
             // The first re-send goes at once (curl moves to a healthy or new
             // connection); later ones back off a little.
             return .resend(resends > 1 ? .milliseconds(5 << min(resends, 7)) : nil)

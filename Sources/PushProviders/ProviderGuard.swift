@@ -114,7 +114,27 @@ final class ProviderGuard: Sendable {
     }
 
     func noteSent() { state.withLock { $0.stats.requestsSent += 1 } }
-    func noteResend() { state.withLock { $0.stats.resentWithoutStatus += 1 } }
+    /// This client re-sends after a try that failed with `curlCode` and no status.
+    func noteResend(curlCode: Int32) {
+        state.withLock { state in
+            state.stats.resentWithoutStatus += 1
+            switch ResendReason(curlCode: curlCode) {
+            case .goaway: state.stats.resentAfterGoaway += 1
+            case .reset: state.stats.resentAfterReset += 1
+            case .noStatus: state.stats.resentNoStatus += 1
+            }
+        }
+    }
+
+    /// libcurl re-sent a request by itself within one try.
+    func noteLibcurlResends(_ resends: HTTPResends) {
+        state.withLock { state in
+            state.stats.resentWithoutStatus += resends.total
+            state.stats.resentByLibcurl += resends.total
+            state.stats.resentAfterGoaway += resends.goaway
+            state.stats.resentAfterReset += resends.reset
+        }
+    }
     func noteTokenRefresh() { state.withLock { $0.stats.tokenRefreshes += 1 } }
 
     /// The counters now.
@@ -153,6 +173,27 @@ final class ProviderGuard: Sendable {
         case .open: logger.warning("provider.circuit opened", metadata: ["provider.host": "\(host)"])
         case .halfOpen: logger.info("provider.circuit half-open", metadata: ["provider.host": "\(host)"])
         case .closed: logger.info("provider.circuit closed", metadata: ["provider.host": "\(host)"])
+        }
+    }
+}
+
+/// Why a request that got no HTTP status was sent again (the `reason` label
+/// of `pushfleet_resent_without_status_total`).
+enum ResendReason: Equatable {
+    /// The server refused or dropped the stream unprocessed as its session
+    /// ended: curl 16 (HTTP/2 session closed, e.g. GOAWAY with an error).
+    case goaway
+    /// The stream or the connection was reset: curl 92 (RST_STREAM), 18 (stream
+    /// cut off when the connection ended), 55 / 56 (send / receive failed).
+    case reset
+    /// The connection closed with nothing received: curl 52.
+    case noStatus
+
+    init(curlCode: Int32) {
+        switch curlCode {
+        case 16: self = .goaway
+        case 52: self = .noStatus
+        default: self = .reset  // 18, 55, 56, 92
         }
     }
 }

@@ -43,7 +43,7 @@ final class ObservabilityMetricsTests: XCTestCase {
         metrics.suppressed(count: 4)
         metrics.suppressed(count: 0)
         metrics.tokenRefreshed(provider: .fcm, app: "shop")
-        metrics.resentWithoutStatus(provider: .apns, count: 2)
+        metrics.resentWithoutStatus(provider: .apns, reason: "goaway", count: 2)
         metrics.rateLimited(provider: .apns, app: "news")
         metrics.receipt(kind: "delivered", count: 3)
         metrics.receipt(kind: "opened")
@@ -58,7 +58,7 @@ final class ObservabilityMetricsTests: XCTestCase {
         XCTAssertEqual(s[#"pushfleet_dead_letters_total{reason="exhausted"}"#], "1")
         XCTAssertEqual(s["pushfleet_suppressed_duplicates_total"], "4")
         XCTAssertEqual(s[#"pushfleet_token_refreshes_total{provider="fcm",app="shop"}"#], "1")
-        XCTAssertEqual(s[#"pushfleet_resent_without_status_total{provider="apns"}"#], "2")
+        XCTAssertEqual(s[#"pushfleet_resent_without_status_total{provider="apns",reason="goaway"}"#], "2")
         XCTAssertEqual(s[#"pushfleet_rate_limited_total{provider="apns",app="news"}"#], "1")
         XCTAssertEqual(s[#"pushfleet_receipts_total{kind="delivered"}"#], "3")
         XCTAssertEqual(s[#"pushfleet_receipts_total{kind="opened"}"#], "1")
@@ -134,6 +134,8 @@ final class ObservabilityMetricsTests: XCTestCase {
         stats.tokenRefreshes = 2
         stats.rateLimited = 1
         stats.resentWithoutStatus = 3
+        stats.resentAfterReset = 2
+        stats.resentNoStatus = 1
         stats.circuitState = .halfOpen
         metrics.export(stats, provider: .fcm, app: "shop", host: "fcm.googleapis.com")
         metrics.export(stats, provider: .fcm, app: "shop", host: "fcm.googleapis.com")
@@ -147,7 +149,8 @@ final class ObservabilityMetricsTests: XCTestCase {
         XCTAssertEqual(s[#"pushfleet_token_refreshes_total{provider="fcm",app="shop"}"#], "3")
         XCTAssertEqual(s[#"pushfleet_token_refreshes_total{provider="apns",app="shop"}"#], "1")
         XCTAssertEqual(s[#"pushfleet_rate_limited_total{provider="fcm",app="shop"}"#], "1")
-        XCTAssertEqual(s[#"pushfleet_resent_without_status_total{provider="fcm"}"#], "3")
+        XCTAssertEqual(s[#"pushfleet_resent_without_status_total{provider="fcm",reason="reset"}"#], "2")
+        XCTAssertEqual(s[#"pushfleet_resent_without_status_total{provider="fcm",reason="no_status"}"#], "1")
         XCTAssertEqual(s[#"pushfleet_circuit_state{host="fcm.googleapis.com"}"#], "0.0")
         XCTAssertEqual(s[#"pushfleet_circuit_state{host="api.push.apple.com"}"#], "0.0")
     }

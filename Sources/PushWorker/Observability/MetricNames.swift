@@ -12,6 +12,11 @@ public enum MetricNames {
     public static let consumerLag = "pushfleet_consumer_lag"
     public static let circuitState = "pushfleet_circuit_state"
     public static let tokenRefreshes = "pushfleet_token_refreshes_total"
+    /// Requests re-sent, by a provider client or by libcurl itself, after a try
+    /// that got no HTTP status; labels `provider`, `reason`: `goaway` (refused
+    /// unprocessed: above a GOAWAY's last-stream-id or REFUSED_STREAM, re-sent by
+    /// libcurl on a connection that was not reset; curl 16), `reset` (curl 92,
+    /// 18, 55, 56; libcurl's re-send after a TCP RST), `no_status` (curl 52).
     public static let resentWithoutStatus = "pushfleet_resent_without_status_total"
     public static let rateLimited = "pushfleet_rate_limited_total"
     public static let receipts = "pushfleet_receipts_total"

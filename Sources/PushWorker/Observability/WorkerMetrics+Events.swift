@@ -90,11 +90,17 @@ extension WorkerMetrics {
         counter(MetricNames.tokenRefreshes, [("provider", provider.rawValue), label("app", app)]).increment()
     }
 
-    /// A request re-sent because its connection went away (GOAWAY, reset)
-    /// before any HTTP status arrived.
-    public func resentWithoutStatus(provider: Provider, count: Int = 1) {
+    /// Requests re-sent, by the client or by libcurl itself, because a try
+    /// ended before any HTTP status arrived. `reason`: `goaway` (the provider
+    /// refused the stream unprocessed: above a GOAWAY's last-stream-id,
+    /// REFUSED_STREAM, or its HTTP/2 session ended, curl 16), `reset` (RST_STREAM
+    /// or a reset connection: curl 92, 18, 55, 56, or a TCP RST under libcurl's
+    /// own re-send), `no_status` (the connection closed with nothing received,
+    /// curl 52).
+    public func resentWithoutStatus(provider: Provider, reason: String, count: Int = 1) {
         guard count > 0 else { return }
-        counter(MetricNames.resentWithoutStatus, [("provider", provider.rawValue)]).increment(by: count)
+        counter(MetricNames.resentWithoutStatus, [("provider", provider.rawValue), ("reason", reason)])
+            .increment(by: count)
     }
 
     /// The provider answered 429 / asked us to slow down.

@@ -4,7 +4,7 @@ import PushProviders
 extension WorkerMetrics {
     /// Brings the provider metrics up to one client's cumulative `stats()`:
     /// `pushfleet_token_refreshes_total`, `pushfleet_rate_limited_total` and
-    /// `pushfleet_resent_without_status_total` grow by what was added since
+    /// `pushfleet_resent_without_status_total{reason}` grow by what was added since
     /// the previous call for the same provider and app, and
     /// `pushfleet_circuit_state{host}` takes the breaker's state. Call it for
     /// every app's APNs and FCM client before each scrape.
@@ -20,7 +20,9 @@ extension WorkerMetrics {
             if limited > 0 {
                 counter(MetricNames.rateLimited, [("provider", provider.rawValue), label("app", app)]).increment(by: limited)
             }
-            resentWithoutStatus(provider: provider, count: stats.resentWithoutStatus - last.resentWithoutStatus)
+            resentWithoutStatus(provider: provider, reason: "goaway", count: stats.resentAfterGoaway - last.resentAfterGoaway)
+            resentWithoutStatus(provider: provider, reason: "reset", count: stats.resentAfterReset - last.resentAfterReset)
+            resentWithoutStatus(provider: provider, reason: "no_status", count: stats.resentNoStatus - last.resentNoStatus)
             setCircuitState(host: host, state: CircuitState(rawValue: stats.circuitState.gaugeValue) ?? .open)
             previous[key] = stats
         }
