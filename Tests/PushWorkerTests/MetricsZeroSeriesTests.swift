@@ -23,6 +23,7 @@ final class MetricsZeroSeriesTests: XCTestCase {
             "pushfleet_messages_consumed_total{topic=\"push.notifications\"} 0",
             "pushfleet_poison_records_total{stage=\"write_failed\"} 0",
             "pushfleet_receipts_total{kind=\"opened\"} 0",
+            "pushfleet_resent_without_status_total{provider=\"apns\",reason=\"goaway\"} 0",
         ] {
             XCTAssertTrue(text.contains(line + "\n"), "missing \(line) in:\n\(text)")
         }

@@ -27,6 +27,11 @@ extension WorkerMetrics {
                 counter(MetricNames.tokenRefreshes, [("provider", provider.rawValue), label("app", app)]).increment(by: 0)
                 counter(MetricNames.rateLimited, [("provider", provider.rawValue), label("app", app)]).increment(by: 0)
             }
+            for provider in providers {
+                for reason in ["goaway", "reset", "no_status"] {
+                    counter(MetricNames.resentWithoutStatus, [("provider", provider.rawValue), ("reason", reason)]).increment(by: 0)
+                }
+            }
         }
     }
 }
