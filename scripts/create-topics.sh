@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Creates PushFleet's Kafka topics with Apache Kafka's kafka-topics.sh
-# (idempotent: --if-not-exists). Nothing is created by the workers themselves.
+# Creates PushFleet's Kafka topics with Apache Kafka's kafka-topics.sh, which
+# must be installed (idempotent: --if-not-exists). Nothing is created by the
+# workers themselves. Without Kafka's tools: `pushfleet topics create` (same
+# layout and defaults, through librdkafka's Admin API).
 #
 #   scripts/create-topics.sh --bootstrap-server kafka:9092 [options]
 #   scripts/create-topics.sh --dry-run               # print the commands only

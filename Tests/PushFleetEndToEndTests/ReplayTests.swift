@@ -70,10 +70,17 @@ final class ReplayTests: XCTestCase {
         XCTAssertEqual(seeded.status, 0, seeded.output)
 
         let replayed = try await TestEnvironment.run(binary, [
-            "dlq", "replay", "--bootstrap-servers", bootstrap, "--notification-id", chosen.uuidString.lowercased(),
-        ], timeout: .seconds(120))
+            "dlq", "replay", "--bootstrap-servers", bootstrap, "--database-url", database.url,
+            "--notification-id", chosen.uuidString.lowercased(),
+        ], timeout: .seconds(30))
         XCTAssertEqual(replayed.status, 0, replayed.output)
         XCTAssertTrue(replayed.output.contains("replayed 1, skipped 1"), replayed.output)
+        // A second run finds the chosen one already replayed and the other still there.
+        let again = try await TestEnvironment.run(binary, [
+            "dlq", "replay", "--bootstrap-servers", bootstrap, "--database-url", database.url, "--dry-run",
+        ], timeout: .seconds(30))
+        XCTAssertEqual(again.status, 0, again.output)
+        XCTAssertTrue(again.output.contains("would replay 1, skipped 0 (filters), already replayed 1"), again.output)
 
         // A worker (its APNs key is never used: expired notifications are not sent).
         let keyPath = dir + "/AuthKey.p8"
