@@ -6,7 +6,11 @@ extension ReportRenderer {
     /// funnel and failure tables. No scripts, no external fonts or files.
     public static func html(_ data: ReportData, svg: String) -> String {
         func cells(_ values: [String], tag: String = "td") -> String {
-            "<tr>" + values.map { "<\(tag)>\(escape($0))</\(tag)>" }.joined() + "</tr>\n"
+            // Numbers right-aligned, text left-aligned.
+            "<tr>" + values.map { v in
+                let numeric = tag == "td" && (Double(v) != nil || (v.hasSuffix(" %") && Double(v.dropLast(2)) != nil))
+                return numeric ? "<td class=\"n\">\(escape(v))</td>" : "<\(tag)>\(escape(v))</\(tag)>"
+            }.joined() + "</tr>\n"
         }
         var funnel = cells(["app", "platform"] + FunnelRow(app: "", platform: "").columns.map(\.name), tag: "th")
         for r in data.funnel { funnel += cells([r.app, r.platform] + r.columns.map { String($0.value) }) }
@@ -40,9 +44,9 @@ extension ReportRenderer {
             <style>
             body { font-family: sans-serif; margin: 2em; color: #212121; }
             table { border-collapse: collapse; margin: 1em 0 2em; font-size: 13px; }
-            th, td { border: 1px solid #e0e0e0; padding: 4px 10px; text-align: right; }
+            th, td { border: 1px solid #e0e0e0; padding: 4px 10px; text-align: left; }
             th { background: #f5f5f5; }
-            td:first-child, th:first-child, td:nth-child(2) { text-align: left; }
+            td.n { text-align: right; font-variant-numeric: tabular-nums; }
             p.note { color: #616161; max-width: 60em; }
             </style>
             </head>
