@@ -116,6 +116,29 @@ final class AnalyticsReportTests: XCTestCase {
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
 
+    /// Issue 17: a receipt whose device clock is ahead was plotted after the
+    /// report's own time. It is drawn at the report's time and counted.
+    func testReceiptTimesInTheFutureAreDrawnAtTheReportsTime() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let hour = try await AnalyticsFixture.seed(db)
+        // Device clocks ahead, written straight into the ledger (the receipt-merge
+        // trigger would keep the earliest receipt time; it is not what is under test).
+        try await db.connection.query("SET session_replication_role = replica")
+        let moved = try await db.connection.query(
+            "UPDATE deliveries SET opened_at = now() + interval '2 days' WHERE status = 'opened' AND token IN ('tok6', 'tok16', 'tok26')")
+        try await db.connection.query("SET session_replication_role = DEFAULT")
+        XCTAssertEqual(moved.affectedRows, 3)
+        let now = Date()
+        let data = try await ReportQueries.load(on: db.connection, since: hour.addingTimeInterval(-60), app: nil, now: now)
+        XCTAssertEqual(data.futureReceipts, 3)
+        let lastBucket = try XCTUnwrap(data.series.buckets.last)
+        XCTAssertLessThanOrEqual(lastBucket.timeIntervalSince1970, now.timeIntervalSince1970, "no bar after the report's time")
+        let opened = data.series.series.first { $0.status == "opened" }?.counts.reduce(0, +)
+        XCTAssertEqual(opened, 100, "still counted, at the report's time")
+        XCTAssertTrue(ReportRenderer.text(data).contains("3 receipt(s) carry a device time after this report's time"))
+        XCTAssertTrue(ReportRenderer.chartCaption(data).contains("3 receipt(s)"))
+    }
+
     func testRendererHandlesEmptyAndSingleBucket() {
         let series = StatusSeries(bucketSeconds: 1, buckets: [Date(timeIntervalSince1970: 0)], series: [("accepted", [3])])
         let svg = ReportRenderer.svg(series)

@@ -1,0 +1,48 @@
+import Foundation
+import XCTest
+
+/// Issue 17's "small things a first-time operator trips over", checked on the
+/// real binary: lines scripts wait for reach a pipe at once, and a missing
+/// migrations directory gets a hint the command can follow.
+final class OperatorCommandTests: XCTestCase {
+    func testListeningLinesReachAPipeWhileTheProcessRuns() async throws {
+        let binary = try TestEnvironment.pushfleetBinary()
+        let simulator = try BackgroundProcess(binary, ["simulate", "--port", "0", "--log-level", "error"])
+        let kafka = try BackgroundProcess(binary, ["mock-kafka", "--brokers", "1", "--log-level", "error"])
+        var simulatorLine = "", kafkaLine = ""
+        let deadline = ContinuousClock.now + .seconds(60)
+        while (simulatorLine.isEmpty || kafkaLine.isEmpty), ContinuousClock.now < deadline {
+            simulatorLine = simulator.output.split(separator: "\n").first { $0.hasPrefix("simulator listening on https://") }.map(String.init) ?? ""
+            kafkaLine = kafka.output.split(separator: "\n").first { $0.hasPrefix("127.0.0.1:") }.map(String.init) ?? ""
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let simulatorOutput = simulator.output, kafkaOutput = kafka.output
+        let simulatorStatus = await simulator.stop(grace: .seconds(10))
+        let kafkaStatus = await kafka.stop(grace: .seconds(10))
+        XCTAssertEqual(simulatorStatus, 0)
+        XCTAssertEqual(kafkaStatus, 0)
+        XCTAssertFalse(simulatorLine.isEmpty, "`simulate` must print its listening line while it runs, not at exit:\n\(simulatorOutput)")
+        XCTAssertFalse(kafkaLine.isEmpty, "`mock-kafka` must print its bootstrap servers while it runs:\n\(kafkaOutput)")
+    }
+
+    func testAMissingMigrationsDirectoryGetsAHintTheCommandCanFollow() async throws {
+        let binary = try TestEnvironment.pushfleetBinary()
+        // A copy of the binary outside the repository, run from an empty directory:
+        // none of the places it looks for schemas/postgres exists.
+        let dir = NSTemporaryDirectory() + "e2e-nomigrations-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.copyItem(atPath: binary, toPath: dir + "/pushfleet")
+        func run(_ arguments: String) async throws -> TestEnvironment.Run {
+            try await TestEnvironment.run("/bin/sh", ["-c",
+                "cd '\(dir)' && exec env -u PUSHFLEET_MIGRATIONS_DIR ./pushfleet \(arguments)"], timeout: .seconds(120))
+        }
+        let migrate = try await run("migrate --database-url postgresql://127.0.0.1:1/none")
+        XCTAssertNotEqual(migrate.status, 0)
+        XCTAssertTrue(migrate.output.contains("pass --migrations DIR or set PUSHFLEET_MIGRATIONS_DIR"), migrate.output)
+        let demo = try await run("demo --database-url postgresql://127.0.0.1:1/none --notifications 1 --workers 1 --timeout 10")
+        XCTAssertNotEqual(demo.status, 0)
+        XCTAssertTrue(demo.output.contains("cannot find the SQL migrations; set PUSHFLEET_MIGRATIONS_DIR"), demo.output)
+        XCTAssertFalse(demo.output.contains("--migrations"), "demo has no --migrations option:\n\(demo.output)")
+    }
+}
