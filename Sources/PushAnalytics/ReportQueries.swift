@@ -148,15 +148,14 @@ public enum ReportQueries {
                         ELSE COALESCE(final_at, last_attempt_at, updated_at) END
             """
         let reached = "LEAST(\(raw), $3::timestamptz)"
-        let future = try await connection.query(
-            "SELECT count(*) AS n FROM deliveries WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text) AND \(raw) > $3::timestamptz",
-            binds)
-        let futureCount = Int(try future.first?.int("n") ?? 0)
+        // One pass for the time range and the count of receipt times ahead of `now`.
         let range = try await connection.query(
             """
-            SELECT extract(epoch FROM min(\(reached)))::float8 AS lo, extract(epoch FROM max(\(reached)))::float8 AS hi
+            SELECT extract(epoch FROM min(\(reached)))::float8 AS lo, extract(epoch FROM max(\(reached)))::float8 AS hi,
+                   count(*) FILTER (WHERE \(raw) > $3::timestamptz) AS future
             FROM deliveries WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text)
             """, binds)
+        let futureCount = Int(try range.first?.int("future") ?? 0)
         guard let lo = try range.first?.double("lo"), let hi = try range.first?.double("hi") else {
             return (StatusSeries(bucketSeconds: 60, buckets: [], series: []), futureCount)
         }

@@ -35,27 +35,22 @@ extension BatchProcessor {
             let http = error as? HTTPError
             let providerError = error as? ProviderError
             let reason = http.map { "Transport(\($0.curlCode))" } ?? providerError.map(Self.reason) ?? "ClientError"
-            // Held back by the client (open circuit, rate limit, throttled tokens): never sent,
-            // so it is not an attempt; it waits on a retry tier for at least retryAfter.
-            if let providerError, [.circuitOpen, .rateLimited, .providerTokenThrottled].contains(providerError.kind) {
-                outcome.retryNeeds.append(RetryNeed(item: item, reason: reason, providerStatus: nil,
-                                                    retryAfter: providerError.retryAfter, attempts: 0,
-                                                    firstAttemptAt: nil, lastAttemptAt: started, notSent: true))
-                return outcome
-            }
-            // No credential, no request: the OAuth token endpoint failed or a JWT could not
-            // be signed. The provider never saw it, so it is no attempt and spends none of
-            // retry.max_attempts; it waits on a retry tier and is counted on its own.
-            if let providerError, let kind = Self.credentialFailureKind(providerError.kind) {
-                counters.withLock {
-                    $0.credentialFailures[.init(provider: request.provider, app: item.notification.app, kind: kind), default: 0] += 1
+            // Never sent, so not an attempt and none of retry.max_attempts spent: held back by
+            // the client (open circuit, rate limit, throttled tokens), or no credential to send
+            // with (the OAuth token endpoint failed, a JWT could not be signed). It waits on a
+            // retry tier for at least retryAfter; a missing credential is counted on its own.
+            if let providerError, let heldReason = Self.notSentReason(providerError.kind, reason: reason) {
+                if let kind = Self.credentialFailureKind(providerError.kind) {
+                    counters.withLock {
+                        $0.credentialFailures[.init(provider: request.provider, app: item.notification.app, kind: kind), default: 0] += 1
+                    }
+                    logger.warning("no credential for the send; not sent, retried later", metadata: [
+                        "push.notification_id": "\(item.notification.id.uuidString.lowercased())",
+                        "push.provider": "\(request.provider.rawValue)", "push.app": "\(item.notification.app)",
+                        "error": "\(providerError)",
+                    ])
                 }
-                logger.warning("no credential for the send; not sent, retried later", metadata: [
-                    "push.notification_id": "\(item.notification.id.uuidString.lowercased())",
-                    "push.provider": "\(request.provider.rawValue)", "push.app": "\(item.notification.app)",
-                    "error": "\(providerError)",
-                ])
-                outcome.retryNeeds.append(RetryNeed(item: item, reason: "CredentialUnavailable(\(kind))", providerStatus: nil,
+                outcome.retryNeeds.append(RetryNeed(item: item, reason: heldReason, providerStatus: nil,
                                                     retryAfter: providerError.retryAfter, attempts: 0,
                                                     firstAttemptAt: nil, lastAttemptAt: started, notSent: true))
                 return outcome
@@ -139,6 +134,12 @@ extension BatchProcessor {
         case .providerTokenThrottled: "TooManyProviderTokenUpdates"
         default: "ClientError(\(error.kind))"
         }
+    }
+
+    /// The ledger reason of a send that never became a request, nil for a failure of one that did.
+    static func notSentReason(_ kind: ProviderError.Kind, reason: String) -> String? {
+        if [.circuitOpen, .rateLimited, .providerTokenThrottled].contains(kind) { return reason }
+        return credentialFailureKind(kind).map { "CredentialUnavailable(\($0))" }
     }
 
     /// The `kind` label of a failure to obtain the send's credential, nil for
