@@ -96,7 +96,7 @@ let package = Package(
             name: "pushfleet",
             dependencies: [
                 "PushCore", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
-                "PushWorker", "PushAnalytics", "PushSimulator", "PushProducer",
+                "PushWorker", "PushAnalytics", "PushSimulator", "PushProducer", "CShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

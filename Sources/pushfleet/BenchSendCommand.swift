@@ -41,6 +41,12 @@ struct BenchSendCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Also run h2load against the same sink with the same shape.")
     var compareH2load = false
 
+    @Flag(name: .long, help: "Also run the libcurl floor (a minimal C loop over libcurl's multi interface) against the same sink with the same shape, and print our CPU per request as a ratio to its.")
+    var floor = false
+
+    @Option(name: .long, help: "With --floor: rounds of (floor, ours), alternating which goes first; medians are reported.")
+    var rounds = 1
+
     @Option(name: .long, help: "Write the figures as JSON to this file.")
     var json: String?
 
@@ -51,6 +57,7 @@ struct BenchSendCommand: AsyncParsableCommand {
             throw ValidationError("--notifications, --connections and --concurrency must be positive")
         }
         if let streams, streams <= 0 { throw ValidationError("--streams must be positive") }
+        guard rounds > 0 else { throw ValidationError("--rounds must be positive") }
         guard platform == "apns" || platform == "fcm" else { throw ValidationError("--platform must be apns or fcm") }
     }
 
@@ -75,14 +82,26 @@ struct BenchSendCommand: AsyncParsableCommand {
             let decodeNanoseconds = try BenchCore().decodeCost(count: min(notifications, 100_000))
             // Warm-up: connections, TLS, provider token; not measured.
             _ = await BenchLoad.run(count: min(notifications, max(1000, concurrency * 4)), concurrency: concurrency, send: { try await sender.send($0) })
-            let cpu0 = BenchUsage.selfCPUSeconds(), sink0 = sink.cpuSeconds()
-            let result = await BenchLoad.run(count: notifications, concurrency: concurrency, send: { try await sender.send($0) })
-            let cpu1 = BenchUsage.selfCPUSeconds(), sink1 = sink.cpuSeconds()
+            // Rounds alternate which of (floor, ours) goes first, so a drift in
+            // the machine's speed during the run does not favour either.
+            var ours: [BenchSendRound] = []
+            var floors: [BenchFloor] = []
+            for round in 0..<(floor ? rounds : 1) {
+                if floor && round % 2 == 0 { floors.append(try await runFloor(sink: sink, sender: sender, streams: streams)) }
+                let cpu0 = BenchUsage.selfCPUSeconds(), sink0 = sink.cpuSeconds()
+                let result = await BenchLoad.run(count: notifications, concurrency: concurrency, send: { try await sender.send($0) })
+                ours.append(BenchSendRound(result: result, cpuSeconds: BenchUsage.selfCPUSeconds() - cpu0, sinkCPUSeconds: sink.cpuSeconds() - sink0))
+                if floor && round % 2 == 1 { floors.append(try await runFloor(sink: sink, sender: sender, streams: streams)) }
+            }
+            let median = ours.sorted { $0.cpuSeconds < $1.cpuSeconds }[ours.count / 2]
+            let result = median.result
+            let cpu = median.cpuSeconds, sinkCPU = median.sinkCPUSeconds
 
             var report = BenchReport()
             report.add("mode", "mode", text: "send")
             report.add("platform", "platform", text: platform)
             report.add("notifications", "notifications", notifications)
+            if floor { report.add("rounds", "rounds (median shown)", rounds) }
             report.add("connections", "connections", connections)
             report.add("loop_threads", "curl threads", min(loopThreads, connections))
             report.add("concurrency", "concurrency (in flight)", concurrency)
@@ -94,17 +113,20 @@ struct BenchSendCommand: AsyncParsableCommand {
             let rate = Double(notifications) / result.seconds
             report.add("rate_per_second", "throughput", rate, "%.0f", unit: "notifications/s")
             report.add(latency: result.latency, key: "latency", label: "latency")
-            report.add("cpu_seconds_per_100k", "our CPU per 100k", (cpu1 - cpu0) * 100_000 / Double(notifications), "%.3f", unit: "s")
-            report.add("cpu_cores", "our CPU (cores busy)", (cpu1 - cpu0) / result.seconds, "%.2f")
+            report.add("cpu_seconds_per_100k", "our CPU per 100k", cpu * 100_000 / Double(notifications), "%.3f", unit: "s")
+            report.add("cpu_cores", "our CPU (cores busy)", cpu / result.seconds, "%.2f")
             report.add("translate_ns", "translation alone (PushCore, per request)", translateNanoseconds, "%.0f", unit: "ns")
             report.add("decode_ns", "intake decode alone (PushCore, per message)", decodeNanoseconds, "%.0f", unit: "ns")
             report.add("peak_rss_mb", "our peak RSS (VmHWM)", megabytes(BenchUsage.peakRSSBytes()), "%.1f", unit: "MB")
-            report.add("sink_cpu_seconds", "sink CPU", sink1 - sink0, "%.3f", unit: "s")
-            report.add("sink_cpu_cores", "sink CPU (cores busy)", (sink1 - sink0) / result.seconds, "%.2f")
+            report.add("sink_cpu_seconds", "sink CPU", sinkCPU, "%.3f", unit: "s")
+            report.add("sink_cpu_cores", "sink CPU (cores busy)", sinkCPU / result.seconds, "%.2f")
             if let error = result.firstError { report.warn("first failure: \(error)") }
             if !result.otherStatus.isEmpty { report.warn("non-2xx answers: \(result.otherStatus)") }
-            if (sink1 - sink0) / result.seconds > 0.85 * Double(sinkThreads) {
+            if sinkCPU / result.seconds > 0.85 * Double(sinkThreads) {
                 report.warn("the sink used ≈ \(sinkThreads) full core(s): it may be the bottleneck of our run")
+            }
+            if floor {
+                BenchSendRound.addFloor(floors, ours: ours, notifications: notifications, to: &report)
             }
             if compareH2load {
                 let h2 = try await BenchH2load.run(
@@ -122,5 +144,38 @@ struct BenchSendCommand: AsyncParsableCommand {
         http?.shutdown()
         await sink.stop()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func runFloor(sink: BenchSink, sender: BenchSender, streams: Int) async throws -> BenchFloor {
+        try await BenchFloor.run(
+            sink: sink, request: try await sender.h2loadRequest(), count: notifications,
+            warmup: min(notifications, max(1000, concurrency * 4)),
+            connections: connections, streams: streams, inFlight: concurrency)
+    }
+}
+
+/// One measured run of our client in `bench send`.
+struct BenchSendRound {
+    var result: BenchLoad.Result
+    var cpuSeconds: Double
+    var sinkCPUSeconds: Double
+
+    /// The floor's figures (medians over the rounds) and our CPU per request as a ratio to the floor's.
+    static func addFloor(_ floors: [BenchFloor], ours: [BenchSendRound], notifications: Int, to report: inout BenchReport) {
+        guard !floors.isEmpty else { return }
+        let floor = floors.sorted { $0.microsecondsPerRequest < $1.microsecondsPerRequest }[floors.count / 2]
+        let ourMicroseconds = ours.map { $0.cpuSeconds * 1e6 / Double(notifications) }.sorted()
+        let our = ourMicroseconds[ourMicroseconds.count / 2]
+        report.add("floor_rate_per_second", "libcurl floor throughput", floor.rate, "%.0f", unit: "req/s")
+        report.add("floor_failed", "libcurl floor failed", floor.failed)
+        report.add("floor_us_per_request", "libcurl floor CPU per request", floor.microsecondsPerRequest, "%.1f", unit: "µs")
+        report.add("our_us_per_request", "our CPU per request", our, "%.1f", unit: "µs")
+        report.add("floor_sink_cpu_seconds", "sink CPU under the floor", floor.sinkCPUSeconds, "%.3f", unit: "s")
+        report.add("ratio_to_floor", "our CPU per request / the floor's", our / floor.microsecondsPerRequest, "%.3f", unit: "×")
+        if floors.count > 1 {
+            let pairs = zip(ours, floors).map { String(format: "%.1f/%.1f", $0.cpuSeconds * 1e6 / Double(notifications), $1.microsecondsPerRequest) }
+            report.add("rounds_us_ours_floor", "each round, µs ours/floor", text: pairs.joined(separator: " "))
+        }
+        if floor.failed > 0 { report.warn("the libcurl floor saw \(floor.failed) failed requests") }
     }
 }

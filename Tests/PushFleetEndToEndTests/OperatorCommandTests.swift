@@ -45,4 +45,25 @@ final class OperatorCommandTests: XCTestCase {
         XCTAssertTrue(demo.output.contains("cannot find the SQL migrations; set PUSHFLEET_MIGRATIONS_DIR"), demo.output)
         XCTAssertFalse(demo.output.contains("--migrations"), "demo has no --migrations option:\n\(demo.output)")
     }
+
+    /// Issue 18: `bench send --floor` runs the C libcurl loop against the same
+    /// sink and reports our CPU per request as a ratio to the floor's.
+    func testBenchSendWithTheFloorReportsTheRatio() async throws {
+        let binary = try TestEnvironment.pushfleetBinary()
+        let json = NSTemporaryDirectory() + "e2e-floor-\(UUID().uuidString).json"
+        defer { try? FileManager.default.removeItem(atPath: json) }
+        let run = try await TestEnvironment.run(binary, [
+            "bench", "send", "--notifications", "600", "--concurrency", "20", "--floor", "--rounds", "2",
+            "--json", json, "--log-level", "error",
+        ], timeout: .seconds(300))
+        XCTAssertEqual(run.status, 0, run.output)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any])
+        XCTAssertEqual(object["succeeded"] as? Int, 600)
+        XCTAssertEqual(object["floor_failed"] as? Int, 0, "the floor's requests all got 2xx from the sink")
+        let floor = try XCTUnwrap(object["floor_us_per_request"] as? Double)
+        let ratio = try XCTUnwrap(object["ratio_to_floor"] as? Double)
+        XCTAssertGreaterThan(floor, 0)
+        XCTAssertGreaterThan(ratio, 0)
+        XCTAssertTrue(run.output.contains("our CPU per request / the floor's"), run.output)
+    }
 }
