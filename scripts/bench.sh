@@ -2,7 +2,9 @@
 # `make bench`: builds pushfleet in release mode and runs the three benchmark modes.
 #
 #   bench send      N notifications through the APNs client at the simulator's
-#                   fast sink, then h2load against the same sink (same -c/-m/body)
+#                   fast sink, alternating with the libcurl floor (a minimal C
+#                   loop over libcurl, same sink and shape) for BENCH_ROUNDS
+#                   rounds, then h2load against the same sink (same -c/-m/body)
 #   bench core      PushCore alone: intake decode and APNs translation per
 #                   message, on one thread, no servers
 #   bench pipeline  N notifications enqueued into the mock Kafka cluster first,
@@ -11,7 +13,7 @@
 #                   again paced at half the rate it sustained (p99 latency)
 #
 # Environment: BENCH_NOTIFICATIONS (100000), BENCH_CONNECTIONS (2),
-# BENCH_CONCURRENCY (100), BENCH_WORKERS (1), BENCH_OUT (.build/bench: JSON files),
+# BENCH_CONCURRENCY (100), BENCH_WORKERS (1), BENCH_ROUNDS (3), BENCH_OUT (.build/bench: JSON files),
 # SWIFT_BUILD_FLAGS (extra flags for swift build, e.g. --scratch-path).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +29,7 @@ stamp="$(date -u +%Y%m%dT%H%M%SZ)"
 
 "$bin" bench send --notifications "$n" \
     --connections "${BENCH_CONNECTIONS:-2}" --concurrency "${BENCH_CONCURRENCY:-100}" \
-    --compare-h2load --json "$out/send-$stamp.json"
+    --floor --rounds "${BENCH_ROUNDS:-3}" --compare-h2load --json "$out/send-$stamp.json"
 echo
 # PushCore alone (intake decode, APNs translation), no servers.
 "$bin" bench core --json "$out/core-$stamp.json"
@@ -47,4 +49,17 @@ else
     echo "no rate_after_first_send in $out/pipeline-$stamp.json; half-load run skipped" >&2
     exit 1
 fi
+# The three figures issue 18 tracks, from this run's JSON files.
+field() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" "$1"; }
+floor_ratio="$(field "$out/send-$stamp.json" ratio_to_floor)"
+send_us="$(field "$out/send-$stamp.json" our_us_per_request)"
+worker_us="$(field "$out/pipeline-$stamp.json" worker_us_per_notification)"
+pg_us="$(field "$out/pipeline-$stamp.json" postgres_us_per_notification)"
+p99="$(field "$out/pipeline-half-$stamp.json" enqueue_to_accepted_p99_ms)"
+echo
+echo "summary"
+echo "  bench send: our CPU per request / the libcurl floor's   ${floor_ratio:-?} ×   (target ≤ 1.10)"
+awk -v w="$worker_us" -v s="$send_us" 'BEGIN { if (s > 0) printf "  pipeline worker µs per notification / bench send    %.3f ×   (%s / %s µs; target ≤ 1.25)\n", w / s, w, s }'
+echo "  PostgreSQL server CPU per notification                  ${pg_us:-?} µs   (target ≤ 15)"
+echo "  half-load p99 enqueue→accepted                          ${p99:-?} ms   (target ≤ 50)"
 echo "JSON results in $out/"

@@ -2,7 +2,8 @@
 # Runs CMD [ARGS...] against a throwaway PostgreSQL server.
 #
 # Starts a fresh cluster in a temporary directory on a free 127.0.0.1 port
-# (tuned for tests: no fsync), creates database `pushfleet`, exports
+# (tuned for tests: no fsync; PUSHFLEET_PG_CONF adds settings), creates
+# database `pushfleet`, exports
 #   PUSHFLEET_DATABASE_URL  postgresql://postgres@127.0.0.1:PORT/pushfleet
 #   PUSHFLEET_PG_DATADIR    the data directory (to stop/restart the server)
 #   PUSHFLEET_PG_BIN        the server's bin directory (pg_ctl, postgres, ...)
@@ -100,6 +101,9 @@ full_page_writes = off
 max_connections = 200
 shared_buffers = 128MB
 CONF
+# Extra server settings for one run, e.g. for a profile:
+#   PUSHFLEET_PG_CONF="shared_preload_libraries = 'pg_stat_statements'"
+if [[ -n "${PUSHFLEET_PG_CONF:-}" ]]; then printf '%s\n' "$PUSHFLEET_PG_CONF" >>"$datadir/postgresql.conf"; fi
 
 started=1
 if ! as_pg "$pg_bin/pg_ctl" -D "$datadir" -l "$logfile" -w -t 60 start >/dev/null; then

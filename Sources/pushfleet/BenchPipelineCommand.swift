@@ -37,6 +37,9 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     @Option(name: .long, help: "tls.max_connections_per_host of the workers (default: the worker's own, 2).")
     var connections: Int?
 
+    @Flag(name: .long, help: "Print the statements that cost PostgreSQL most (pg_stat_statements; run under PUSHFLEET_PG_CONF=\"shared_preload_libraries = 'pg_stat_statements'\").")
+    var pgStatements = false
+
     @Option(name: .long, help: "Give up after this many seconds.")
     var timeout = 900
 
@@ -71,7 +74,8 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         let run = BenchPipelineRun(directory: directory, databaseURL: url, logger: logger,
                                    notifications: notifications, workers: workers, partitions: partitionCount, rate: rate,
                                    kafkaProperties: Self.properties(kafkaProperties), maxInFlight: maxInFlight,
-                                   pollLingerMs: pollLingerMs, connections: connections)
+                                   pollLingerMs: pollLingerMs, connections: connections,
+                                   pgStatements: pgStatements)
         let report = try await run.run(timeout: .seconds(timeout))
         say(report.table(title: "pushfleet bench pipeline"))
         if let json { try report.writeJSON(to: json) }

@@ -56,17 +56,25 @@ extension BenchPipelineRun {
     /// seconds since `start`. The count scans the run's rows, so it is not
     /// free for the server the workers write to: the next poll comes after
     /// half the time the rest should take at the rate so far (100 ms to 2 s),
-    /// which keeps the end exact to ~100 ms while polling ~10x less.
-    func waitForFinal(start: ContinuousClock.Instant, timeout: Duration, fleet: WorkerFleet) async throws -> Double {
+    /// which keeps the end exact to ~100 ms while polling ~10x less. Also
+    /// returns the CPU seconds the polls cost the server (their backend's,
+    /// read from /proc), which the report leaves out of PostgreSQL's figure.
+    func waitForFinal(start: ContinuousClock.Instant, timeout: Duration, fleet: WorkerFleet) async throws -> (seconds: Double, pollCPUSeconds: Double) {
         let connection = try await PostgresConnection.connect(url: databaseURL, logger: logger)
         defer { connection.close() }
+        let backend = try await connection.query("SELECT pg_backend_pid()::bigint AS pid", []).rows.first?.count("pid")
+        let backendPID = backend.map { Int32(clamping: $0) }
+        let poll0 = backendPID.flatMap { BenchUsage.processCPUSeconds(pid: $0) } ?? 0
         var lastPrinted = start
         while true {
             let rows = try await connection.query(
                 "SELECT count(*) AS n FROM deliveries WHERE app = $1 AND status NOT IN ('pending', 'retrying')", [.text(app)])
             let final = rows.rows.first?.count("n") ?? 0
             let now = ContinuousClock.now
-            if final >= notifications { return (now - start).seconds }
+            if final >= notifications {
+                let poll1 = backendPID.flatMap { BenchUsage.processCPUSeconds(pid: $0) } ?? poll0
+                return ((now - start).seconds, poll1 - poll0)
+            }
             if now - lastPrinted >= .seconds(5) {
                 say("  final \(final) / \(notifications) after \(format(now - start))")
                 lastPrinted = now
@@ -126,6 +134,29 @@ extension BenchPipelineRun {
         /// The earliest first attempt and the latest final outcome (seconds
         /// since 1970, the workers' clock, which is this machine's).
         var firstSend: Double?, lastFinal: Double?
+    }
+
+    /// The server's WAL position in bytes (`pg_current_wal_lsn`), for WAL written per notification.
+    func walBytes() async throws -> Int64 {
+        let connection = try await PostgresConnection.connect(url: databaseURL, logger: logger)
+        defer { connection.close() }
+        let rows = try await connection.query("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint::text AS b", [])
+        return rows.rows.first?["b"].flatMap { Int64($0) } ?? 0
+    }
+
+    /// Bytes on disk (heap, indexes, TOAST) of the ledger's three tables,
+    /// every partition included: what a run leaves behind per notification.
+    func ledgerBytes() async throws -> Int64 {
+        let connection = try await PostgresConnection.connect(url: databaseURL, logger: logger)
+        defer { connection.close() }
+        let rows = try await connection.query(
+            """
+            SELECT sum(pg_total_relation_size(relid))::bigint::text AS b
+            FROM (SELECT relid FROM pg_partition_tree('deliveries') UNION ALL
+                  SELECT relid FROM pg_partition_tree('delivery_attempts') UNION ALL
+                  SELECT 'notification_ids'::regclass) t
+            """, [])
+        return rows.rows.first?["b"].flatMap { Int64($0) } ?? 0
     }
 
     /// Final count, latencies and the span from the first send to the last final outcome.

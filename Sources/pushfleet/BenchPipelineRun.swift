@@ -23,6 +23,8 @@ struct BenchPipelineRun {
     let pollLingerMs: Int?
     /// `tls.max_connections_per_host`, when set.
     let connections: Int?
+    /// Whether to print pg_stat_statements' costliest statements of the run.
+    let pgStatements: Bool
     /// A fresh app name per run, so counts never include an earlier run's rows.
     let app = "com.pushfleet.bench.r" + String(UInt32.random(in: .min ... .max), radix: 16)
     static let topic = "push.notifications"
@@ -39,6 +41,7 @@ struct BenchPipelineRun {
             try cluster.createTopic("push.dlq", partitions: 3)
             try writeConfig(setup: setup, sink: sink, bootstrap: cluster.bootstrapServers)
             _ = try await MigrateCommand.migrate(url: databaseURL, directory: try migrationsDirectory(nil), logger: logger)
+            if pgStatements { try await BenchStatements.reset(url: databaseURL, logger: logger) }
             say("local stack: kafka \(cluster.bootstrapServers) (\(Self.topic) × \(partitions)), sink pid \(sink.process.processIdentifier), app \(app)")
             let publisher = try await BenchPublisher.prepare(
                 app: app, bootstrap: cluster.bootstrapServers, count: notifications, rate: rate, logger: logger)
@@ -49,6 +52,7 @@ struct BenchPipelineRun {
             var workStartDate = Date()
             var publishing: Task<(Int, Double), any Error>?
             let sink0 = sink.cpuSeconds()
+            let wal0 = try await walBytes(), ledger0 = try await ledgerBytes()
             let postgres0 = BenchUsage.processesCPUSeconds(named: "postgres"), self0 = BenchUsage.selfCPUSeconds()
             if let rate {
                 try fleet.launch(count: workers)
@@ -64,16 +68,18 @@ struct BenchPipelineRun {
                 workStartDate = Date()
                 try fleet.launch(count: workers)
             }
-            let finalSeconds = try await waitForFinal(start: workStart, timeout: timeout, fleet: fleet)
+            let (finalSeconds, pollCPU) = try await waitForFinal(start: workStart, timeout: timeout, fleet: fleet)
             if let publishing { (produced, enqueueSeconds) = try await publishing.value }
             // Sample the workers before they stop: CPU and peak RSS (VmHWM is a high-water mark).
             let pids = fleet.processes.map(\.processIdentifier)
             let workerCPU = pids.compactMap { BenchUsage.processCPUSeconds(pid: $0) }.reduce(0, +)
             let workerRSS = pids.compactMap { BenchUsage.peakRSSBytes(pid: $0) }.max()
             let sinkCPU = sink.cpuSeconds() - sink0
-            let postgresCPU = BenchUsage.processesCPUSeconds(named: "postgres") - postgres0
+            let postgresCPU = BenchUsage.processesCPUSeconds(named: "postgres") - postgres0 - pollCPU
             let selfCPU = BenchUsage.selfCPUSeconds() - self0
+            let wal = try await walBytes() - wal0, ledger = try await ledgerBytes() - ledger0
             let figures = try await readDeliveries()
+            if pgStatements { say(try await BenchStatements.top(url: databaseURL, notifications: notifications, logger: logger)) }
             let exitCodes = await fleet.stopAll()
             let committed = try await checkCommitted(bootstrap: cluster.bootstrapServers)
             withExtendedLifetime(cluster) {}
@@ -115,7 +121,13 @@ struct BenchPipelineRun {
             report.add("worker_cpu_cores", "worker CPU (cores busy)", workerCPU / finalSeconds, "%.2f")
             report.add("worker_peak_rss_mb", "worker peak RSS (VmHWM, max)", megabytes(workerRSS), "%.1f", unit: "MB")
             report.add("sink_cpu_seconds", "sink CPU", sinkCPU, "%.3f", unit: "s")
+            report.add("worker_us_per_notification", "worker CPU per notification", workerCPU * 1e6 / Double(notifications), "%.1f", unit: "µs")
             report.add("postgres_cpu_seconds_per_100k", "PostgreSQL server CPU per 100k", postgresCPU * 100_000 / Double(notifications), "%.3f", unit: "s")
+            report.add("postgres_us_per_notification", "PostgreSQL server CPU per notification (without the bench's progress polls)",
+                       postgresCPU * 1e6 / Double(notifications), "%.1f", unit: "µs")
+            report.add("postgres_poll_cpu_seconds", "  the progress polls' backend CPU (left out)", pollCPU, "%.3f", unit: "s")
+            report.add("wal_bytes_per_notification", "WAL written per notification", Double(wal) / Double(notifications), "%.0f", unit: "bytes")
+            report.add("ledger_bytes_per_notification", "ledger on disk per notification (3 tables, indexes)", Double(ledger) / Double(notifications), "%.0f", unit: "bytes")
             report.add("bench_cpu_seconds", "bench process CPU (mock Kafka, publisher, polling)", selfCPU, "%.3f", unit: "s")
             if figures.final < notifications || produced < notifications {
                 report.warn("only \(figures.final) of \(notifications) final (\(produced) produced): the mock cluster may have dropped data")
