@@ -122,7 +122,7 @@ final class BatchProcessor: Sendable {
         let users = Set(decoded.flatMap { s in s.notification.userRecipients.map { AppUser(app: s.notification.app, userID: $0) } })
         let devices = try await store.devices(of: users)
         // The created_at each id's ledger rows are filed under (the first one seen).
-        let ledgerCreatedAt = try await ledgerTimes(of: decoded)
+        let (ledgerCreatedAt, knownIDs) = try await ledgerTimes(of: decoded)
         var items: [WorkItem] = []
         var lookups: [Int] = []  // indexes of direct token recipients the registry is asked about
         var seen = Set<DeliveryKey>()
@@ -156,7 +156,8 @@ final class BatchProcessor: Sendable {
             }
         }
         try await resolveRegistry(&items, lookups)
-        let alreadyFinal = try await store.finalKeys(items.map(\.key))
+        // Only an id the ledger has seen can have a final row: a new campaign costs no probe of `deliveries`.
+        let alreadyFinal = try await store.finalKeys(items.map(\.key).filter { knownIDs.contains($0.notificationID) })
         if !alreadyFinal.isEmpty {
             outcome.suppressed += alreadyFinal.count
             items.removeAll { alreadyFinal.contains($0.key) }
@@ -218,16 +219,17 @@ final class BatchProcessor: Sendable {
     /// are filed under: the first message's with that id, whatever `created_at`
     /// a later message carries (one id is one send per device). Within the
     /// batch the first message wins; across batches, `notification_ids` does.
-    private func ledgerTimes(of sources: [WorkItem.Source]) async throws -> [UUID: Date] {
+    /// Also the ids the ledger has seen at all (`OutcomeStore.LedgerIDs.known`).
+    private func ledgerTimes(of sources: [WorkItem.Source]) async throws -> (createdAt: [UUID: Date], known: Set<UUID>) {
         var first: [UUID: Date] = [:]
         var differs = false
         for source in sources {
             let n = source.notification
             if let seen = first[n.id] { differs = differs || seen != n.createdAt } else { first[n.id] = n.createdAt }
         }
-        let stored = try await store.ledgerCreatedAt(first)
-        guard differs || !stored.isEmpty else { return [:] }
-        return first.merging(stored) { _, stored in stored }
+        let ledger = try await store.ledgerIDs(first)
+        guard differs || !ledger.createdAt.isEmpty else { return ([:], ledger.known) }
+        return (first.merging(ledger.createdAt) { _, stored in stored }, ledger.known)
     }
 
     /// The ledger key of an FCM topic or condition target.

@@ -67,28 +67,38 @@ final class OutcomeStore: Sendable {
         return result
     }
 
-    /// For ids the ledger already files under another `created_at` than the
-    /// one given, that stored `created_at` (one probe of `notification_ids` per id).
-    func ledgerCreatedAt(_ ids: [UUID: Date]) async throws -> [UUID: Date] {
-        guard !ids.isEmpty else { return [:] }
+    /// What `notification_ids` holds about a batch's ids.
+    struct LedgerIDs: Sendable {
+        /// Ids the ledger files under another `created_at` than the one given: that stored `created_at`.
+        var createdAt: [UUID: Date] = [:]
+        /// Every id the ledger has seen. An id not in here has no `deliveries`
+        /// row: ids are written in the same statement as their first rows
+        /// (migration 0006 filed the ids of older rows), and purged only with
+        /// their partitions. So only keys of these ids can already be final.
+        var known: Set<UUID> = []
+    }
+
+    /// One probe of `notification_ids` per id of `ids` (id → the created_at given).
+    func ledgerIDs(_ ids: [UUID: Date]) async throws -> LedgerIDs {
+        guard !ids.isEmpty else { return LedgerIDs() }
         let list = Array(ids)
         let rows = try await pool.withConnection { connection in
             try await connection.query(
                 prepared: """
                 SELECT k.n AS n, e.c AS c
-                FROM unnest($1::uuid[], $2::timestamptz[]) AS k(n, c)
+                FROM unnest($1::uuid[]) AS k(n)
                 CROSS JOIN LATERAL (
                     SELECT created_at AS c FROM notification_ids WHERE notification_id = k.n
                     LIMIT 1  -- the primary key: one probe per id, whatever plan
                 ) e
-                WHERE e.c <> k.c
                 """,
-                [.uuidArray(list.map(\.key)), .timestampArray(list.map(\.value))])
+                [.uuidArray(list.map(\.key))])
         }
-        var result: [UUID: Date] = [:]
+        var result = LedgerIDs()
         for row in rows.rows {
             guard let n = try row.uuid("n"), let c = try row.date("c") else { continue }
-            result[n] = c
+            result.known.insert(n)
+            if let given = ids[n], given != c { result.createdAt[n] = c }
         }
         return result
     }

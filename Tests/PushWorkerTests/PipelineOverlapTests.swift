@@ -99,4 +99,31 @@ final class PipelineOverlapTests: XCTestCase {
         XCTAssertEqual(final, [key], "the ledger check sees the written final row")
         await pool.close()
     }
+
+    /// Issue 18: the ledger's deliveries are probed only for ids `notification_ids`
+    /// has seen; the ids lookup must therefore know every id a written batch
+    /// carried, under the created_at it is filed under, and no other.
+    func testTheIDsLookupKnowsEveryWrittenIDAndNoOther() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        let store = OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger)
+        let now = Date(timeIntervalSince1970: (Date().timeIntervalSince1970).rounded())
+        let written = UUID(), fresh = UUID()
+        let key = DeliveryKey(notificationID: written, token: "tok-ids", createdAt: now)
+        try await store.write(BatchOutcome(deliveries: [
+            DeliveryRecord(key: key, app: "app.ids", platform: .ios, status: .accepted, attempts: 1,
+                           providerStatus: 200, providerReason: nil, providerMessageID: nil, detail: nil,
+                           enqueuedAt: now, firstAttemptAt: now, lastAttemptAt: now, acceptedAt: now, finalAt: now),
+        ]))
+        let same = try await store.ledgerIDs([written: now, fresh: now])
+        XCTAssertEqual(same.known, [written], "only the written id is known")
+        XCTAssertEqual(same.createdAt, [:], "the same created_at is not reported as different")
+        let later = now.addingTimeInterval(120)
+        let moved = try await store.ledgerIDs([written: later])
+        XCTAssertEqual(moved.known, [written])
+        XCTAssertEqual(moved.createdAt, [written: now], "a later message with the id is filed under the first created_at")
+        let final = try await store.finalKeys([key])
+        XCTAssertEqual(final, [key], "a known id's final row is found by the probe the lookup gates")
+        await pool.close()
+    }
 }
