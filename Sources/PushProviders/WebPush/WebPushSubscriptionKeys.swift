@@ -1,0 +1,31 @@
+/// The keys of a browser's `PushSubscription` (`keys.p256dh`, `keys.auth`),
+/// validated: a 65-byte uncompressed P-256 point on the curve, and a 16-byte
+/// authentication secret (RFC 8291 §2.1, §3.2).
+public struct WebPushSubscriptionKeys: Sendable, Equatable {
+    /// The user agent's ECDH public key (`ua_public`), 65 bytes.
+    public let p256dh: [UInt8]
+    /// The authentication secret, 16 bytes.
+    public let auth: [UInt8]
+
+    /// From the base64url text of the subscription JSON.
+    public init(p256dh: String, auth: String) throws(WebPushError) {
+        guard let point = WebPushBase64URL.decode(p256dh) else {
+            throw WebPushError.invalid(.invalidBase64URL, field: "keys.p256dh", "not base64url")
+        }
+        guard let secret = WebPushBase64URL.decode(auth) else {
+            throw WebPushError.invalid(.invalidBase64URL, field: "keys.auth", "not base64url")
+        }
+        try self.init(p256dh: point, auth: secret)
+    }
+
+    /// From raw bytes.
+    public init(p256dh: [UInt8], auth: [UInt8]) throws(WebPushError) {
+        _ = try P256PublicKey(uncompressed: p256dh, field: "keys.p256dh")
+        guard auth.count == 16 else {
+            throw WebPushError.invalid(
+                .invalidAuthSecret, field: "keys.auth", "expected 16 bytes, got \(auth.count)")
+        }
+        self.p256dh = p256dh
+        self.auth = auth
+    }
+}
