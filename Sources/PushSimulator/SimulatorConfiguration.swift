@@ -42,6 +42,12 @@ public struct SimulatorConfiguration: Sendable, Codable {
     /// auth keeps working); a certificate this CA did not issue, or an expired one,
     /// gets `403 BadCertificate`, one for the other environment `403 BadCertificateEnvironment`.
     public var apnsClientCertificateCAPEM: String?
+    /// VAPID public keys (base64url, uncompressed P-256) whose signatures the Web Push
+    /// endpoint accepts; empty accepts any valid key (403 `VAPIDKeyNotAllowed` otherwise).
+    public var webPushVAPIDKeys: [String]
+    /// Where the Web Push endpoint records the plaintexts it decrypted; nil records none.
+    /// Not part of the JSON file (set it in code).
+    public var webPushInbox: SimulatorWebPushInbox?
 
     /// A configuration with sensible local defaults; only the credentials usually need filling in.
     public init(
@@ -60,7 +66,9 @@ public struct SimulatorConfiguration: Sendable, Codable {
         apnsTokenUpdateAllowance: Int? = 10,
         recordSendIDs: Bool = true,
         maxRecordedSendIDs: Int = 1_000_000,
-        apnsClientCertificateCAPEM: String? = nil
+        apnsClientCertificateCAPEM: String? = nil,
+        webPushVAPIDKeys: [String] = [],
+        webPushInbox: SimulatorWebPushInbox? = nil
     ) {
         self.host = host
         self.port = port
@@ -78,12 +86,14 @@ public struct SimulatorConfiguration: Sendable, Codable {
         self.recordSendIDs = recordSendIDs
         self.maxRecordedSendIDs = maxRecordedSendIDs
         self.apnsClientCertificateCAPEM = apnsClientCertificateCAPEM
+        self.webPushVAPIDKeys = webPushVAPIDKeys
+        self.webPushInbox = webPushInbox
     }
 
     private enum CodingKeys: String, CodingKey {
         case host, port, tls, apnsKeys, fcmAccounts, deadTokens, fastMode, maxConcurrentStreams
         case eventLoopThreads, scenarios, apnsEnvironment, tokenEnvironments, apnsTokenUpdateAllowance
-        case recordSendIDs, maxRecordedSendIDs, apnsClientCertificateCAPEM
+        case recordSendIDs, maxRecordedSendIDs, apnsClientCertificateCAPEM, webPushVAPIDKeys
     }
 
     /// Decodes with every key optional, falling back to the defaults of `init`.
@@ -113,6 +123,7 @@ public struct SimulatorConfiguration: Sendable, Codable {
         maxRecordedSendIDs =
             try container.decodeIfPresent(Int.self, forKey: .maxRecordedSendIDs) ?? defaults.maxRecordedSendIDs
         apnsClientCertificateCAPEM = try container.decodeIfPresent(String.self, forKey: .apnsClientCertificateCAPEM)
+        webPushVAPIDKeys = try container.decodeIfPresent([String].self, forKey: .webPushVAPIDKeys) ?? []
     }
 
     /// Reads a JSON configuration file. Dates (in `deadTokens`) are ISO 8601 strings.

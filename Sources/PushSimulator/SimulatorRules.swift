@@ -35,6 +35,8 @@ public final class SimulatorRules: Sendable {
     let apnsKeys: [String: APNsKey]
     /// By private key ID (`kid`).
     let fcmAccounts: [String: FCMAccount]
+    /// Accepted VAPID keys and the inbox of decrypted Web Push messages.
+    let webPush: SimulatorWebPush
 
     /// Builds the rules for a configuration; throws if a key PEM does not parse.
     public init(configuration: SimulatorConfiguration) throws {
@@ -61,6 +63,7 @@ public final class SimulatorRules: Sendable {
         }
         self.apnsKeys = apnsKeys
         self.fcmAccounts = fcmAccounts
+        self.webPush = try SimulatorWebPush(configuration: configuration)
         self.fastMode = configuration.fastMode
         self.apnsEnvironment = configuration.apnsEnvironment
         self.tokenUpdateAllowance = configuration.apnsTokenUpdateAllowance
@@ -106,6 +109,8 @@ public final class SimulatorRules: Sendable {
         case "oauth":
             answer = SimulatorAnswer(response: respondOAuth(to: request, now: now))
             state.record(answer.response, apnsID: nil)
+        case "webpush":
+            answer = SimulatorAnswer(response: respondWebPush(to: request, now: now))
         default:
             answer = SimulatorAnswer(response: Self.apnsError(status: 404, reason: "BadPath", apnsID: nil, provider: "other"))
             state.record(answer.response, apnsID: nil)
@@ -120,9 +125,10 @@ public final class SimulatorRules: Sendable {
         return answer
     }
 
-    /// `apns`, `fcm`, `oauth` or `other`, from the request path.
+    /// `apns`, `fcm`, `oauth`, `webpush` or `other`, from the request path.
     static func provider(forPath path: String) -> String {
         if path.hasPrefix("/3/device") { return "apns" }
+        if path.hasPrefix(SimulatorWebPushSubscriptions.pathPrefix) { return "webpush" }
         if path.hasPrefix("/v1/projects/") { return "fcm" }
         if path == "/token" || path.hasPrefix("/token?") { return "oauth" }
         return "other"
