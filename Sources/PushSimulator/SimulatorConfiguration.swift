@@ -48,6 +48,8 @@ public struct SimulatorConfiguration: Sendable, Codable {
     /// Where the Web Push endpoint records the plaintexts it decrypted; nil records none.
     /// Not part of the JSON file (set it in code).
     public var webPushInbox: SimulatorWebPushInbox?
+    /// Huawei Push Kit apps whose client credentials grants are accepted (empty: none).
+    public var hmsApps: [SimulatorHMSApp]
 
     /// A configuration with sensible local defaults; only the credentials usually need filling in.
     public init(
@@ -68,7 +70,8 @@ public struct SimulatorConfiguration: Sendable, Codable {
         maxRecordedSendIDs: Int = 1_000_000,
         apnsClientCertificateCAPEM: String? = nil,
         webPushVAPIDKeys: [String] = [],
-        webPushInbox: SimulatorWebPushInbox? = nil
+        webPushInbox: SimulatorWebPushInbox? = nil,
+        hmsApps: [SimulatorHMSApp] = []
     ) {
         self.host = host
         self.port = port
@@ -88,12 +91,13 @@ public struct SimulatorConfiguration: Sendable, Codable {
         self.apnsClientCertificateCAPEM = apnsClientCertificateCAPEM
         self.webPushVAPIDKeys = webPushVAPIDKeys
         self.webPushInbox = webPushInbox
+        self.hmsApps = hmsApps
     }
 
     private enum CodingKeys: String, CodingKey {
         case host, port, tls, apnsKeys, fcmAccounts, deadTokens, fastMode, maxConcurrentStreams
         case eventLoopThreads, scenarios, apnsEnvironment, tokenEnvironments, apnsTokenUpdateAllowance
-        case recordSendIDs, maxRecordedSendIDs, apnsClientCertificateCAPEM, webPushVAPIDKeys
+        case recordSendIDs, maxRecordedSendIDs, apnsClientCertificateCAPEM, webPushVAPIDKeys, hmsApps
     }
 
     /// Decodes with every key optional, falling back to the defaults of `init`.
@@ -124,6 +128,7 @@ public struct SimulatorConfiguration: Sendable, Codable {
             try container.decodeIfPresent(Int.self, forKey: .maxRecordedSendIDs) ?? defaults.maxRecordedSendIDs
         apnsClientCertificateCAPEM = try container.decodeIfPresent(String.self, forKey: .apnsClientCertificateCAPEM)
         webPushVAPIDKeys = try container.decodeIfPresent([String].self, forKey: .webPushVAPIDKeys) ?? []
+        hmsApps = try container.decodeIfPresent([SimulatorHMSApp].self, forKey: .hmsApps) ?? []
     }
 
     /// Reads a JSON configuration file. Dates (in `deadTokens`) are ISO 8601 strings.
@@ -160,6 +165,14 @@ public struct SimulatorConfiguration: Sendable, Codable {
         }
         guard maxRecordedSendIDs >= 0 else {
             throw SimulatorError.invalidConfiguration("maxRecordedSendIDs", "must be ≥ 0")
+        }
+        for (index, app) in hmsApps.enumerated() {
+            guard !app.appID.isEmpty, app.appID.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                throw SimulatorError.invalidConfiguration("hmsApps[\(index)].appId", "must be digits")
+            }
+            guard app.tokenLifetimeSeconds >= 1 else {
+                throw SimulatorError.invalidConfiguration("hmsApps[\(index)].tokenLifetimeSeconds", "must be ≥ 1")
+            }
         }
         try Self.validate(scenarios: scenarios)
     }

@@ -37,6 +37,8 @@ public final class SimulatorRules: Sendable {
     let fcmAccounts: [String: FCMAccount]
     /// Accepted VAPID keys and the inbox of decrypted Web Push messages.
     let webPush: SimulatorWebPush
+    /// Huawei Push Kit apps by app id.
+    let hmsApps: [String: SimulatorHMSApp]
 
     /// Builds the rules for a configuration; throws if a key PEM does not parse.
     public init(configuration: SimulatorConfiguration) throws {
@@ -64,6 +66,7 @@ public final class SimulatorRules: Sendable {
         self.apnsKeys = apnsKeys
         self.fcmAccounts = fcmAccounts
         self.webPush = try SimulatorWebPush(configuration: configuration)
+        self.hmsApps = Dictionary(configuration.hmsApps.map { ($0.appID, $0) }, uniquingKeysWith: { first, _ in first })
         self.fastMode = configuration.fastMode
         self.apnsEnvironment = configuration.apnsEnvironment
         self.tokenUpdateAllowance = configuration.apnsTokenUpdateAllowance
@@ -111,6 +114,12 @@ public final class SimulatorRules: Sendable {
             state.record(answer.response, apnsID: nil)
         case "webpush":
             answer = SimulatorAnswer(response: respondWebPush(to: request, now: now))
+        case "hms":
+            answer = SimulatorAnswer(response: respondHMS(to: request, now: now))
+            state.record(answer.response, apnsID: nil)
+        case "hms-oauth":
+            answer = SimulatorAnswer(response: respondHMSOAuth(to: request, now: now))
+            state.record(answer.response, apnsID: nil)
         default:
             answer = SimulatorAnswer(response: Self.apnsError(status: 404, reason: "BadPath", apnsID: nil, provider: "other"))
             state.record(answer.response, apnsID: nil)
@@ -125,12 +134,14 @@ public final class SimulatorRules: Sendable {
         return answer
     }
 
-    /// `apns`, `fcm`, `oauth`, `webpush` or `other`, from the request path.
+    /// `apns`, `fcm`, `oauth`, `webpush`, `hms`, `hms-oauth` or `other`, from the request path.
     static func provider(forPath path: String) -> String {
         if path.hasPrefix("/3/device") { return "apns" }
         if path.hasPrefix(SimulatorWebPushSubscriptions.pathPrefix) { return "webpush" }
         if path.hasPrefix("/v1/projects/") { return "fcm" }
         if path == "/token" || path.hasPrefix("/token?") { return "oauth" }
+        if hmsAppID(inPath: path) != nil { return "hms" }
+        if path == hmsTokenPath || path.hasPrefix(hmsTokenPath + "?") { return "hms-oauth" }
         return "other"
     }
 
