@@ -19,7 +19,7 @@ struct BenchFloor {
 
     /// Runs the loop on a thread of its own (it blocks), `warmup` requests
     /// unmeasured on fresh connections, then `count` measured.
-    static func run(sink: BenchSink, request: ProviderRequest, count: Int, warmup: Int,
+    static func run(sink: BenchSink, request: BenchRequestShape, count: Int, warmup: Int,
                     connections: Int, streams: Int, inFlight: Int) async throws -> BenchFloor {
         let url = sink.baseURL + request.path
         let lines = request.headers.map { "\($0.name): \($0.value)" }

@@ -11,7 +11,7 @@ struct BenchH2load {
     var h2loadCPUSeconds: Double
     var commandLine: String
 
-    static func run(sink: BenchSink, request: ProviderRequest, directory: String,
+    static func run(sink: BenchSink, request: BenchRequestShape, directory: String,
                     count: Int, connections: Int, streams: Int) async throws -> BenchH2load {
         let bodyPath = directory + "/h2load-body.json"
         let outPath = directory + "/h2load.out"

@@ -26,7 +26,7 @@ struct BenchSendCommand: AsyncParsableCommand {
         "Streams per connection our client uses at most (h2load -m); the rest of --concurrency waits in the client's per-host queue, as in the worker. Default: concurrency / connections."))
     var streams: Int?
 
-    @Option(name: .long, help: "apns or fcm.")
+    @Option(name: .long, help: "apns, fcm, webpush or hms.")
     var platform = "apns"
 
     @Option(name: .long, help: "Approximate request body size in bytes (padded with a custom data key).")
@@ -58,14 +58,16 @@ struct BenchSendCommand: AsyncParsableCommand {
         }
         if let streams, streams <= 0 { throw ValidationError("--streams must be positive") }
         guard rounds > 0 else { throw ValidationError("--rounds must be positive") }
-        guard platform == "apns" || platform == "fcm" else { throw ValidationError("--platform must be apns or fcm") }
+        guard ["apns", "fcm", "webpush", "hms"].contains(platform) else {
+            throw ValidationError("--platform must be apns, fcm, webpush or hms")
+        }
     }
 
     func run() async throws {
         let logger = common.makeLogger("pushfleet.bench")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushfleet-bench-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let setup = try BenchSendSetup(provider: platform == "apns" ? .apns : .fcm, payloadBytes: payloadBytes)
+        let setup = try BenchSendSetup(provider: platform == "fcm" ? .fcm : .apns, payloadBytes: payloadBytes)
         let sink = try await BenchSink.start(directory: directory, credentials: setup.credentials, threads: sinkThreads)
         let streams = self.streams ?? (concurrency + connections - 1) / connections
         var http: HTTP2Client?
@@ -75,8 +77,14 @@ struct BenchSendCommand: AsyncParsableCommand {
             configuration.loopThreads = loopThreads
             let client = try HTTP2Client(configuration: configuration, logger: logger)
             http = client
-            let sender = try setup.makeSender(http: client, sink: sink, logger: logger)
-            say("sink https://127.0.0.1:\(sink.port) (pid \(sink.process.processIdentifier), fast mode); body \(setup.bodyBytes) bytes; \(platform), \(connections) connections × \(streams) streams")
+            let sender: any BenchSending
+            switch platform {
+            case "webpush": sender = try BenchWebPushSender(sink: sink, http: client, payloadBytes: payloadBytes)
+            case "hms": sender = try BenchHMSSender(sink: sink, http: client, payloadBytes: payloadBytes, logger: logger)
+            default: sender = try setup.makeSender(http: client, sink: sink, logger: logger)
+            }
+            let bodyBytes = try await sender.sampleRequest().body.count
+            say("sink https://127.0.0.1:\(sink.port) (pid \(sink.process.processIdentifier), fast mode); body \(bodyBytes) bytes; \(platform), \(connections) connections × \(streams) streams")
 
             let translateNanoseconds = try sender.translationCost(count: min(notifications, 100_000))
             let decodeNanoseconds = try BenchCore().decodeCost(count: min(notifications, 100_000))
@@ -106,7 +114,7 @@ struct BenchSendCommand: AsyncParsableCommand {
             report.add("loop_threads", "curl threads", min(loopThreads, connections))
             report.add("concurrency", "concurrency (in flight)", concurrency)
             report.add("streams_per_connection", "streams per connection (on the wire at most)", streams)
-            report.add("body_bytes", "request body bytes", setup.bodyBytes)
+            report.add("body_bytes", "request body bytes", bodyBytes)
             report.add("succeeded", "succeeded (2xx)", result.succeeded)
             report.add("failed", "failed (transport or non-2xx)", result.failed + result.otherStatus.values.reduce(0, +))
             report.add("seconds", "wall time", result.seconds, "%.3f", unit: "s")
@@ -115,7 +123,8 @@ struct BenchSendCommand: AsyncParsableCommand {
             report.add(latency: result.latency, key: "latency", label: "latency")
             report.add("cpu_seconds_per_100k", "our CPU per 100k", cpu * 100_000 / Double(notifications), "%.3f", unit: "s")
             report.add("cpu_cores", "our CPU (cores busy)", cpu / result.seconds, "%.2f")
-            report.add("translate_ns", "translation alone (PushCore, per request)", translateNanoseconds, "%.0f", unit: "ns")
+            report.add("translate_ns", platform == "webpush" ? "translation and encryption alone (per request)" : "translation alone (per request)",
+                       translateNanoseconds, "%.0f", unit: "ns")
             report.add("decode_ns", "intake decode alone (PushCore, per message)", decodeNanoseconds, "%.0f", unit: "ns")
             report.add("peak_rss_mb", "our peak RSS (VmHWM)", megabytes(BenchUsage.peakRSSBytes()), "%.1f", unit: "MB")
             report.add("sink_cpu_seconds", "sink CPU", sinkCPU, "%.3f", unit: "s")
@@ -130,7 +139,7 @@ struct BenchSendCommand: AsyncParsableCommand {
             }
             if compareH2load {
                 let h2 = try await BenchH2load.run(
-                    sink: sink, request: try await sender.h2loadRequest(), directory: directory,
+                    sink: sink, request: try await sender.sampleRequest(), directory: directory,
                     count: notifications, connections: connections, streams: streams)
                 h2.add(to: &report, ourRate: rate, sinkThreads: sinkThreads)
             }
@@ -146,9 +155,9 @@ struct BenchSendCommand: AsyncParsableCommand {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    private func runFloor(sink: BenchSink, sender: BenchSender, streams: Int) async throws -> BenchFloor {
+    private func runFloor(sink: BenchSink, sender: any BenchSending, streams: Int) async throws -> BenchFloor {
         try await BenchFloor.run(
-            sink: sink, request: try await sender.h2loadRequest(), count: notifications,
+            sink: sink, request: try await sender.sampleRequest(), count: notifications,
             warmup: min(notifications, max(1000, concurrency * 4)),
             connections: connections, streams: streams, inFlight: concurrency)
     }

@@ -45,6 +45,9 @@ final class BenchSink {
                 ("clientEmail", .string(c.fcmClientEmail)), ("privateKeyID", .string(c.fcmPrivateKeyID)),
                 ("projectID", .string(c.fcmProjectID)), ("publicKeyPEM", .string(c.fcmPublicKeyPEM)),
             ])])),
+            ("hmsApps", .array([.object([
+                ("appId", .string(BenchHMSSender.appID)), ("clientSecret", .string(BenchHMSSender.clientSecret)),
+            ])])),
         ])
         try Data(config.encoded()).write(to: URL(fileURLWithPath: configPath), options: .atomic)
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)

@@ -66,4 +66,23 @@ final class OperatorCommandTests: XCTestCase {
         XCTAssertGreaterThan(ratio, 0)
         XCTAssertTrue(run.output.contains("our CPU per request / the floor's"), run.output)
     }
+
+    /// Issue 19: `bench send` drives the two new providers' clients at the
+    /// simulator: Web Push (encrypted per message, VAPID-signed) and Push Kit.
+    func testBenchSendReachesWebPushAndHuaweiPushKit() async throws {
+        let binary = try TestEnvironment.pushfleetBinary()
+        for platform in ["webpush", "hms"] {
+            let json = NSTemporaryDirectory() + "e2e-\(platform)-\(UUID().uuidString).json"
+            defer { try? FileManager.default.removeItem(atPath: json) }
+            let run = try await TestEnvironment.run(binary, [
+                "bench", "send", "--platform", platform, "--notifications", "300", "--concurrency", "20",
+                "--json", json, "--log-level", "error",
+            ], timeout: .seconds(300))
+            XCTAssertEqual(run.status, 0, run.output)
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any])
+            XCTAssertEqual(object["platform"] as? String, platform)
+            XCTAssertEqual(object["succeeded"] as? Int, 300, "\(platform): \(run.output)")
+            XCTAssertEqual(object["failed"] as? Int, 0, "\(platform): \(run.output)")
+        }
+    }
 }
