@@ -2,6 +2,10 @@
 public enum Provider: String, Sendable, Hashable, Codable, CaseIterable {
     case apns
     case fcm
+    /// Web Push (RFC 8030) to the subscription's endpoint, whatever its host.
+    case webpush
+    /// Huawei Push Kit.
+    case hms
 }
 
 /// A provider request as PushCore translated it: everything but the host and
@@ -9,18 +13,24 @@ public enum Provider: String, Sendable, Hashable, Codable, CaseIterable {
 public struct ProviderRequest: Sendable, Equatable {
     /// The provider this request is for.
     public var provider: Provider
-    /// Path and query, e.g. `/3/device/<token>` or `/v1/projects/<id>/messages:send`.
+    /// Path and query, e.g. `/3/device/<token>` or `/v1/projects/<id>/messages:send`;
+    /// for Web Push the whole endpoint URL.
     public var path: String
     /// Provider headers in the order they are sent (lower-case names).
     public var headers: [(name: String, value: String)]
-    /// The exact bytes of the JSON body.
+    /// The exact bytes of the JSON body. For Web Push, the plaintext the
+    /// service worker receives, until the client encrypts it for `webKeys`.
     public var body: [UInt8]
+    /// Web Push: the subscription keys the body is encrypted for at send.
+    public var webKeys: WebPushKeys?
 
-    public init(provider: Provider, path: String, headers: [(name: String, value: String)], body: [UInt8]) {
+    public init(provider: Provider, path: String, headers: [(name: String, value: String)], body: [UInt8],
+                webKeys: WebPushKeys? = nil) {
         self.provider = provider
         self.path = path
         self.headers = headers
         self.body = body
+        self.webKeys = webKeys
     }
 
     /// The value of the first header with this (lower-case) name.
@@ -29,7 +39,7 @@ public struct ProviderRequest: Sendable, Equatable {
     }
 
     public static func == (lhs: ProviderRequest, rhs: ProviderRequest) -> Bool {
-        lhs.provider == rhs.provider && lhs.path == rhs.path && lhs.body == rhs.body
+        lhs.provider == rhs.provider && lhs.path == rhs.path && lhs.body == rhs.body && lhs.webKeys == rhs.webKeys
             && lhs.headers.map(\.name) == rhs.headers.map(\.name)
             && lhs.headers.map(\.value) == rhs.headers.map(\.value)
     }

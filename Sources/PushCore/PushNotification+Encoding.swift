@@ -14,9 +14,7 @@ extension PushNotification {
         if doNotStore && expiresAt == nil { members.append(("ttl_seconds", .int(0))) }
         members.append(("priority", .string(priority.rawValue)))
         if let collapseKey { members.append(("collapse_key", .string(collapseKey))) }
-        var targets: [JSONValue] = recipients.map {
-            .object([("token", .string($0.token)), ("platform", .string($0.platform.rawValue))])
-        }
+        var targets: [JSONValue] = recipients.map { $0.intakeJSON() }
         targets += userRecipients.map { .object([("user_id", .string($0))]) }
         targets += fcmTargets.map { target in
             switch target {
@@ -96,5 +94,22 @@ extension PushNotification.Sound {
         if critical { fields.append(("critical", .bool(true))) }
         if let volume { fields.append(("volume", .double(volume))) }
         return .object(fields)
+    }
+}
+
+extension Recipient {
+    /// The recipient as the intake takes it: `{"token","platform"}`, or for a
+    /// browser `{"platform":"web","subscription":{"endpoint","keys":{"p256dh","auth"}}}`.
+    public func intakeJSON() -> JSONValue {
+        if let webKeys {
+            return .object([
+                ("platform", .string(platform.rawValue)),
+                ("subscription", .object([
+                    ("endpoint", .string(token)),
+                    ("keys", .object([("p256dh", .string(webKeys.p256dh)), ("auth", .string(webKeys.auth))])),
+                ])),
+            ])
+        }
+        return .object([("token", .string(token)), ("platform", .string(platform.rawValue))])
     }
 }

@@ -155,27 +155,46 @@ public struct PushNotification: Sendable, Equatable {
 
 /// The platform of a device token.
 public enum Platform: String, Sendable, Hashable, CaseIterable {
-    case ios, android
+    /// Apple devices, through APNs.
+    case ios
+    /// Android with Google services, through FCM.
+    case android
+    /// Browsers, through their vendors' Web Push services (RFC 8030).
+    case web
+    /// Huawei devices (Android without Google services), through Push Kit.
+    case huawei
 
     /// The push service that serves this platform.
     public var provider: Provider {
         switch self {
         case .ios: .apns
         case .android: .fcm
+        case .web: .webpush
+        case .huawei: .hms
         }
     }
 }
 
 /// One addressee of a notification: a device token on a platform.
 public struct Recipient: Sendable, Hashable {
-    /// The APNs device token (hex) or FCM registration token.
+    /// The APNs device token (hex), FCM registration token, Push Kit token,
+    /// or a browser subscription's endpoint URL (its ledger key).
     public var token: String
     /// The platform the token belongs to.
     public var platform: Platform
+    /// A browser subscription's keys (`platform == .web` only).
+    public var webKeys: WebPushKeys?
     /// A device-token recipient.
     public init(token: String, platform: Platform) {
         self.token = token
         self.platform = platform
+        self.webKeys = nil
+    }
+    /// A browser's push subscription: its endpoint and keys.
+    public init(endpoint: String, keys: WebPushKeys) {
+        self.token = endpoint
+        self.platform = .web
+        self.webKeys = keys
     }
 }
 

@@ -8,6 +8,8 @@ public enum ResponseClassifier {
         switch provider {
         case .apns: classifyAPNs(response, now: now)
         case .fcm: classifyFCM(response, now: now)
+        case .webpush: classifyWebPush(response, now: now)
+        case .hms: classifyHMS(response, now: now)
         }
     }
 

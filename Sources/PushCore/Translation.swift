@@ -6,9 +6,12 @@ public struct TranslationContext: Sendable, Equatable {
     public var apnsTopic: String?
     /// The Firebase project id of the app's service account.
     public var fcmProjectID: String?
-    public init(apnsTopic: String?, fcmProjectID: String?) {
+    /// The app's Huawei Push Kit app id.
+    public var hmsAppID: String?
+    public init(apnsTopic: String?, fcmProjectID: String?, hmsAppID: String? = nil) {
         self.apnsTopic = apnsTopic
         self.fcmProjectID = fcmProjectID
+        self.hmsAppID = hmsAppID
     }
 }
 
@@ -30,12 +33,14 @@ public struct TranslationError: Error, Sendable, Equatable, CustomStringConverti
 
 extension PushNotification {
     /// The exact provider request for one recipient, or why there can be none.
-    /// `now` is the reference for FCM's relative `android.ttl` (default:
-    /// `createdAt`); APNs uses the absolute expiry and ignores it.
+    /// `now` is the reference for the relative TTLs of FCM, Push Kit and Web
+    /// Push (default: `createdAt`); APNs uses the absolute expiry and ignores it.
     public func request(for recipient: Recipient, context: TranslationContext, now: Date? = nil) -> Result<ProviderRequest, TranslationError> {
         switch recipient.platform {
         case .ios: return APNsTranslator.request(for: self, token: recipient.token, context: context)
         case .android: return FCMTranslator.request(for: self, token: recipient.token, context: context, now: now)
+        case .web: return WebPushTranslator.request(for: self, recipient: recipient, now: now)
+        case .huawei: return HMSTranslator.request(for: self, token: recipient.token, context: context, now: now)
         }
     }
 

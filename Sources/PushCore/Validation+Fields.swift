@@ -13,6 +13,9 @@ extension FieldReader {
     static let userRecipientFields = ["user_id"]
     static let topicRecipientFields = ["topic"]
     static let conditionRecipientFields = ["condition"]
+    static let subscriptionRecipientFields = ["platform", "subscription"]
+    static let subscriptionFields = ["endpoint", "expirationTime", "keys"]
+    static let subscriptionKeyFields = ["p256dh", "auth"]
     static let alertFields = [
         "title", "body", "subtitle", "title_loc_key", "title_loc_args", "subtitle_loc_key", "subtitle_loc_args",
         "body_loc_key", "body_loc_args", "launch_image",
@@ -23,7 +26,7 @@ extension FieldReader {
     ]
     static let soundFields = ["name", "critical", "volume"]
     /// The ways to name a recipient, in the order issues list them.
-    static let recipientForms = ["token", "user_id", "topic", "condition"]
+    static let recipientForms = ["token", "user_id", "topic", "condition", "subscription"]
 
     /// `recipients`: device tokens, user ids, FCM topics or conditions.
     /// Duplicates are dropped so nobody gets the same notification twice.
@@ -52,7 +55,7 @@ extension FieldReader {
             }
             guard formCount == 1, let form else {
                 fail("recipients[\(i)]", formCount == 0
-                     ? "needs one of token (with platform), user_id, topic or condition"
+                     ? "needs one of token (with platform), user_id, topic, condition or subscription (with platform web)"
                      : "give only one of \(Self.recipientForms.filter { sub.has($0) }.joined(separator: ", "))")
                 continue
             }
@@ -62,7 +65,9 @@ extension FieldReader {
                 let platform = sub.oneOf("platform", Platform.self)
                 if !sub.has("platform") { sub.fail("platform", "is required", .missingField) }
                 sub.rejectUnknown(allowed: Self.tokenRecipientFields)
-                if let token, let platform {
+                if platform == .web {
+                    sub.fail("platform", "a web recipient gives its browser subscription (subscription: {endpoint, keys}), not a token")
+                } else if let token, let platform {
                     let r = Recipient(token: token, platform: platform)
                     if single || seenTokens.insert(r).inserted { result.tokens.append(r) }
                 }
@@ -82,6 +87,9 @@ extension FieldReader {
                         result.fcm.append(.topic(topic))
                     }
                 }
+            case "subscription":
+                sub.rejectUnknown(allowed: Self.subscriptionRecipientFields)
+                if let r = sub.webSubscription(), single || seenTokens.insert(r).inserted { result.tokens.append(r) }
             default:
                 sub.rejectUnknown(allowed: Self.conditionRecipientFields)
                 if let condition = sub.nonEmptyString("condition", maxBytes: 1024) {
@@ -98,6 +106,57 @@ extension FieldReader {
             issues += sub.issues
         }
         return result
+    }
+
+    /// A browser's `PushSubscription` (`platform: "web"`, `subscription:
+    /// {endpoint, keys: {p256dh, auth}, expirationTime}`): an https endpoint
+    /// by the schema's pattern, of at most 2048 bytes, and keys of the right
+    /// sizes (`WebPushKeys`). `expirationTime` (milliseconds, or null) is
+    /// allowed and not used: the push service answers 404/410 once it passes.
+    mutating func webSubscription() -> Recipient? {
+        var ok = true
+        switch string("platform") {
+        case "web"?: break
+        case nil: if !has("platform") { fail("platform", "is required", .missingField) }; ok = false
+        case let other?: fail("platform", "must be web for a subscription (got \"\(other.prefix(40))\")"); ok = false
+        }
+        let recipient = subscription()
+        return ok ? recipient : nil
+    }
+
+    /// The `subscription` member: `{endpoint, keys: {p256dh, auth}, expirationTime}`.
+    mutating func subscription() -> Recipient? {
+        guard let json = object("subscription") else {
+            if !has("subscription") { fail("subscription", "is required", .missingField) }
+            return nil
+        }
+        var sub = nested("subscription", json)
+        sub.rejectUnknown(allowed: Self.subscriptionFields)
+        let endpoint = sub.nonEmptyString("endpoint", required: true, maxBytes: WebPushEndpointRules.maxBytes)
+        if let endpoint, !FieldReader.isHTTPURL(endpoint) || !(endpoint.utf8.dropFirst(4).first.map { $0 | 0x20 == UInt8(ascii: "s") } ?? false) {
+            sub.fail("endpoint", "must be an https URL: https://, a non-empty host, no spaces or control characters")
+        }
+        if let v = sub.value("expirationTime", required: false), v.numberValue == nil {
+            sub.fail("expirationTime", "must be a number (milliseconds since 1970) or null", .wrongType)
+        }
+        var keys: WebPushKeys?
+        if let keysJSON = sub.value("keys", required: true) {
+            if case .object = keysJSON {
+                var k = sub.nested("keys", keysJSON)
+                k.rejectUnknown(allowed: Self.subscriptionKeyFields)
+                let p256dh = k.string("p256dh", required: true)
+                let auth = k.string("auth", required: true)
+                if let p256dh, let problem = WebPushKeys.p256dhProblem(p256dh) { k.fail("p256dh", problem) }
+                if let auth, let problem = WebPushKeys.authProblem(auth) { k.fail("auth", problem) }
+                if let p256dh, let auth, k.issues.isEmpty { keys = WebPushKeys(p256dh: p256dh, auth: auth) }
+                sub.issues += k.issues
+            } else {
+                sub.fail("keys", "must be an object", .wrongType)
+            }
+        }
+        issues += sub.issues
+        guard sub.issues.isEmpty, let endpoint, let keys else { return nil }
+        return Recipient(endpoint: endpoint, keys: keys)
     }
 
     /// `alert`: texts and localisation keys/args.
@@ -151,5 +210,20 @@ extension FieldReader {
             }
         }
         return members
+    }
+}
+
+extension Recipient {
+    /// A browser's `PushSubscription` JSON (`{endpoint, keys: {p256dh, auth},
+    /// expirationTime}`) read by the rules intake applies to a web recipient,
+    /// for messages that carry one elsewhere (the device registry). Issue
+    /// paths start with `subscription.`.
+    public static func webSubscription(_ json: JSONValue) -> Result<Recipient, IntakeError> {
+        var reader = FieldReader(json: .object([("subscription", json)]))
+        let recipient = reader.subscription()
+        if let recipient, reader.issues.isEmpty { return .success(recipient) }
+        let issues = reader.issues.isEmpty
+            ? [ValidationIssue(path: "subscription", reason: "is not a push subscription")] : reader.issues
+        return .failure(IntakeError(kind: .invalid, issues: issues))
     }
 }

@@ -52,7 +52,8 @@ extension PushNotification {
 
     /// The providers' size limits, measured on the exact bytes translation
     /// produces: APNs 4096 (VoIP 5120), FCM 4096 per token (longest token
-    /// counted) and 2048 for topic/condition messages. The APNs payload is the
+    /// counted) and 2048 for topic/condition messages, Push Kit 4096 without
+    /// the token, Web Push 3993 bytes of plaintext. The APNs payload is the
     /// one decode kept (`apnsPayload`), rendered here only when there is none.
     func payloadLimitIssues() -> [ValidationIssue] {
         var issues: [ValidationIssue] = []
@@ -74,6 +75,21 @@ extension PushNotification {
                 issues.append(ValidationIssue(path: "$", reason: "FCM message to \(target.kind) is \(size) bytes after translation, over the \(target.maxMessageBytes)-byte limit",
                                               code: .payloadTooLarge))
             }
+        }
+        if recipients.contains(where: { $0.platform == .web }) {
+            let size = WebPushTranslator.payload(for: self).encoded().count
+            if size > WebPushTranslator.maxPlaintextBytes {
+                issues.append(ValidationIssue(path: "$", reason: "Web Push payload is \(size) bytes after translation, over the \(WebPushTranslator.maxPlaintextBytes) bytes one 4096-byte encrypted record holds",
+                                              code: .payloadTooLarge))
+            }
+        }
+        // Push Kit's 4096 bytes exclude the token: any token measures the same.
+        if recipients.contains(where: { $0.platform == .huawei }),
+           case .failure(.tooLarge(let size)) = Result(catching: { () throws(HMSTranslator.Failure) in
+               try HMSTranslator.body(for: HMSTranslator.message(for: self, token: "t", now: nil))
+           }) {
+            issues.append(ValidationIssue(path: "$", reason: "Push Kit message is \(size) bytes after translation, over the \(HMSTranslator.maxMessageBytes)-byte limit",
+                                          code: .payloadTooLarge))
         }
         var longest: String?
         for recipient in recipients where recipient.platform == .android {

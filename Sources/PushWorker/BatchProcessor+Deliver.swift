@@ -32,6 +32,12 @@ extension BatchProcessor {
         }
         switch result {
         case .failure(let error):
+            if let webPush = error as? WebPushError, let reason = Self.unsendableReason(webPush) {
+                // Sealing refused the message before any request: keys no browser made (a point
+                // off the curve) or a payload that padding pushed past one record. Final, no attempt.
+                outcome.deliveries.append(record(item, status: .rejected, reason: reason, detail: webPush.message, at: Date()))
+                return outcome
+            }
             let http = error as? HTTPError
             let providerError = error as? ProviderError
             let reason = http.map { "Transport(\($0.curlCode))" } ?? providerError.map(Self.reason) ?? "ClientError"
@@ -133,6 +139,18 @@ extension BatchProcessor {
         case .rateLimited: "RateLimited"
         case .providerTokenThrottled: "TooManyProviderTokenUpdates"
         default: "ClientError(\(error.kind))"
+        }
+    }
+
+    /// The ledger reason of a Web Push message that cannot be sealed for its
+    /// subscription, nil for a failure a later try may not meet (OpenSSL).
+    static func unsendableReason(_ error: WebPushError) -> String? {
+        switch error.kind {
+        case .invalidBase64URL, .invalidP256DH, .invalidAuthSecret: "InvalidSubscriptionKeys"
+        case .invalidEndpoint: "InvalidEndpoint"
+        case .plaintextTooLarge: "PayloadTooLarge"
+        case .invalidTopic, .invalidTTL, .invalidParameter: "InvalidRequest"
+        case .invalidSubject, .invalidVAPIDKey, .crypto, .decryptionFailed: nil
         }
     }
 

@@ -5,13 +5,16 @@ import PushHTTP
 import PushProviders
 
 /// The provider clients of every configured app. Connections are pooled per
-/// APNs team or certificate (APNs allows one identity per connection) and one
-/// pool for FCM.
+/// APNs team or certificate (APNs allows one identity per connection), and one
+/// pool each for FCM, Push Kit and Web Push (whose endpoints span many hosts;
+/// libcurl keeps per-host connections within it).
 final class ProviderRouter: Sendable {
     struct AppClients: Sendable {
         var context: TranslationContext
         var apns: APNsClient?
         var fcm: FCMClient?
+        var webpush: WebPushClient?
+        var hms: HMSClient?
     }
 
     let http: HTTP2ClientPool
@@ -76,6 +79,13 @@ final class ProviderRouter: Sendable {
                             policy: Self.fcmPolicy(fcm, configuration)),
                         http: try http.client(for: "fcm"), logger: appLogger)
                 }
+                if let webpush = app.webpush {
+                    clients.webpush = try Self.webPushClient(webpush, app: name, configuration, http: http, logger: appLogger)
+                }
+                if let hms = app.hms {
+                    clients.context.hmsAppID = hms.appID
+                    clients.hms = try Self.hmsClient(hms, app: name, configuration, http: http, logger: appLogger)
+                }
                 apps[name] = clients
             }
         } catch {
@@ -92,6 +102,7 @@ final class ProviderRouter: Sendable {
     var anyCircuitOpen: Bool {
         apps.values.contains { clients in
             (clients.apns.map { !$0.isAcceptingWork } ?? false) || (clients.fcm.map { !$0.isAcceptingWork } ?? false)
+                || (clients.webpush?.anyCircuitOpen ?? false) || (clients.hms.map { !$0.isAcceptingWork } ?? false)
         }
     }
 
@@ -101,6 +112,8 @@ final class ProviderRouter: Sendable {
             var out: [(provider: Provider, app: String, host: String, stats: ProviderClientStats)] = []
             if let apns = clients.apns { out.append((.apns, name, apns.host, apns.stats())) }
             if let fcm = clients.fcm { out.append((.fcm, name, fcm.host, fcm.stats())) }
+            for (host, stats) in clients.webpush?.stats() ?? [] { out.append((.webpush, name, host, stats)) }
+            if let hms = clients.hms { out.append((.hms, name, hms.host, hms.stats())) }
             return out
         }
     }
@@ -121,6 +134,42 @@ final class ProviderRouter: Sendable {
         return policy
     }
 
+    static func webPushClient(_ webpush: WorkerConfiguration.WebPush, app name: String, _ configuration: WorkerConfiguration,
+                              http: HTTP2ClientPool, logger: Logger) throws -> WebPushClient {
+        guard let pem = FileManager.default.contents(atPath: webpush.vapidPrivateKeyPath) else {
+            throw ConfigurationError(key: "apps.\(name).webpush.vapid_private_key_path", problem: "cannot read \(webpush.vapidPrivateKeyPath)")
+        }
+        var policy = policy(.webPushDefault, configuration)
+        if let rate = webpush.rateLimitPerSecond { policy.rateLimit.limit(perSecond: rate) }
+        do {
+            return try WebPushClient(
+                configuration: WebPushClientConfiguration(
+                    vapidPrivateKeyPEM: String(decoding: pem, as: UTF8.self), subject: webpush.subject,
+                    padding: webpush.padding, policy: policy),
+                http: try http.client(for: "webpush"), logger: logger)
+        } catch let error as ProviderError {
+            throw ConfigurationError(key: "apps.\(name).webpush", problem: "\(error)")
+        }
+    }
+
+    static func hmsClient(_ hms: WorkerConfiguration.HMS, app name: String, _ configuration: WorkerConfiguration,
+                          http: HTTP2ClientPool, logger: Logger) throws -> HMSClient {
+        guard let data = FileManager.default.contents(atPath: hms.clientSecretPath) else {
+            throw ConfigurationError(key: "apps.\(name).hms.client_secret_path", problem: "cannot read \(hms.clientSecretPath)")
+        }
+        var policy = policy(.hmsDefault, configuration)
+        if let rate = hms.rateLimitPerSecond { policy.rateLimit.limit(perSecond: rate) }
+        do {
+            return try HMSClient(
+                configuration: HMSClientConfiguration(
+                    appID: hms.appID, clientSecret: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
+                    baseURL: hms.baseURL, tokenURL: hms.tokenURL, policy: policy),
+                http: try http.client(for: "hms"), logger: logger)
+        } catch let error as ProviderError {
+            throw ConfigurationError(key: "apps.\(name).hms", problem: "\(error)")
+        }
+    }
+
     func shutdown() { http.shutdown() }
 }
 
@@ -131,6 +180,10 @@ extension ProviderRouter.AppClients {
         switch request.provider {
         case .apns: return try await apns?.send(request, environment: environment)
         case .fcm: return try await fcm?.send(request)
+        case .webpush:
+            guard let webpush else { return nil }
+            return try await webpush.send(try webpush.seal(request))
+        case .hms: return try await hms?.send(body: request.body)
         }
     }
 
@@ -145,6 +198,8 @@ extension ProviderRouter.AppClients {
         switch platform.provider {
         case .apns: apns != nil
         case .fcm: fcm != nil
+        case .webpush: webpush != nil
+        case .hms: hms != nil
         }
     }
 }

@@ -95,6 +95,10 @@ public struct WorkerConfiguration: Sendable {
     public struct App: Sendable {
         public var apns: APNs?
         public var fcm: FCM?
+        /// Web Push (browsers): the VAPID key and subject.
+        public var webpush: WebPush?
+        /// Huawei Push Kit: the app id and secret.
+        public var hms: HMS?
         /// `skip_known_invalid_tokens` (default true): a token the registry has
         /// as invalid is recorded `invalid_token KnownInvalidToken` without a
         /// request; false sends anyway (an app that wants to probe dead tokens).
@@ -134,6 +138,31 @@ public struct WorkerConfiguration: Sendable {
         /// Override of the service account's `token_uri` (tests, proxies).
         public var tokenURI: String?
         /// This project's FCM send rate ceiling (nil: FCM's default 600,000/min = 10,000/s).
+        public var rateLimitPerSecond: Int?
+    }
+
+    /// `apps.<app>.webpush`: how the app's browser pushes are signed.
+    public struct WebPush: Sendable {
+        /// Path to the VAPID private key (PEM, P-256); its public half is the
+        /// page's `applicationServerKey`.
+        public var vapidPrivateKeyPath: String
+        /// `mailto:…` or `https://…`: the contact push services see.
+        public var subject: String
+        /// Zero bytes of padding inside each encrypted record (default 0).
+        public var padding = 0
+        /// A send rate ceiling per push service (nil: none; a 429 still slows it down).
+        public var rateLimitPerSecond: Int?
+    }
+
+    /// `apps.<app>.hms`: the app's Huawei Push Kit credentials.
+    public struct HMS: Sendable {
+        /// The AppGallery Connect app id (OAuth client id): 1-64 digits.
+        public var appID: String
+        /// Path to a file holding the app secret (OAuth client secret).
+        public var clientSecretPath: String
+        public var baseURL = "https://push-api.cloud.huawei.com"
+        public var tokenURL = "https://oauth-login.cloud.huawei.com/oauth2/v3/token"
+        /// This app's Push Kit send rate ceiling (nil: none; 503 flow control still slows it down).
         public var rateLimitPerSecond: Int?
     }
 }
@@ -281,8 +310,8 @@ extension WorkerConfiguration {
         if retry.tiers.isEmpty { throw ConfigurationError(key: "retry.tiers", problem: "needs at least one tier") }
         if Set(retry.tiers.map(\.name)).count != retry.tiers.count { throw ConfigurationError(key: "retry.tiers", problem: "tier names must be unique") }
         if apps.isEmpty { throw ConfigurationError(key: "apps", problem: "no app configured") }
-        for (name, app) in apps where app.apns == nil && app.fcm == nil {
-            throw ConfigurationError(key: "apps.\(name)", problem: "needs an apns or fcm section")
+        for (name, app) in apps where app.apns == nil && app.fcm == nil && app.webpush == nil && app.hms == nil {
+            throw ConfigurationError(key: "apps.\(name)", problem: "needs an apns, fcm, webpush or hms section")
         }
     }
 }
@@ -324,6 +353,28 @@ extension WorkerConfiguration.App {
             fcm.tokenURI = try fr.string("token_uri")
             fcm.rateLimitPerSecond = try fr.positiveInt("rate_limit_per_second")
             app.fcm = fcm
+        }
+        if let w = r.object("webpush") {
+            let wr = ConfigReader(json: w, path: path + "webpush.")
+            var webpush = WorkerConfiguration.WebPush(
+                vapidPrivateKeyPath: try wr.required("vapid_private_key_path"), subject: try wr.required("subject"))
+            webpush.padding = try wr.int("padding") ?? 0
+            guard (0...WebPushTranslator.maxPlaintextBytes).contains(webpush.padding) else {
+                throw ConfigurationError(key: path + "webpush.padding", problem: "must be 0...\(WebPushTranslator.maxPlaintextBytes)")
+            }
+            webpush.rateLimitPerSecond = try wr.positiveInt("rate_limit_per_second")
+            app.webpush = webpush
+        }
+        if let h = r.object("hms") {
+            let hr = ConfigReader(json: h, path: path + "hms.")
+            var hms = WorkerConfiguration.HMS(appID: try hr.required("app_id"), clientSecretPath: try hr.required("client_secret_path"))
+            guard HMSTranslator.isValidAppID(hms.appID) else {
+                throw ConfigurationError(key: path + "hms.app_id", problem: "must be 1-64 digits")
+            }
+            hms.baseURL = try hr.string("base_url") ?? hms.baseURL
+            hms.tokenURL = try hr.string("token_url") ?? hms.tokenURL
+            hms.rateLimitPerSecond = try hr.positiveInt("rate_limit_per_second")
+            app.hms = hms
         }
         app.skipKnownInvalidTokens = try r.bool("skip_known_invalid_tokens") ?? true
         return app

@@ -68,6 +68,9 @@ struct BenchSendSetup {
                     baseURL: sink.baseURL, serviceAccount: account, policy: policy),
                 http: http, logger: logger)
             return BenchSender(template: template, context: context, provider: provider, apns: nil, fcm: client)
+        case .webpush, .hms:
+            // These have senders of their own (BenchNewProviders.swift).
+            throw BenchSetupError.unsupported(provider)
         }
     }
 }
@@ -135,5 +138,15 @@ enum BenchTokens {
 
     static func token(_ i: Int, for provider: Provider) -> String {
         provider == .apns ? apns[i & 1023] : fcm[i & 1023]
+    }
+}
+
+/// A provider `BenchSendSetup` has no sender for.
+enum BenchSetupError: Error, CustomStringConvertible {
+    case unsupported(Provider)
+    var description: String {
+        switch self {
+        case .unsupported(let provider): "bench send: \(provider.rawValue) has its own sender, not BenchSendSetup's"
+        }
     }
 }

@@ -1,0 +1,134 @@
+import Foundation
+import Logging
+import PushCore
+import PushHTTP
+
+/// As whom a `WebPushClient` sends: the app's VAPID key pair and contact.
+public struct WebPushClientConfiguration: Sendable {
+    /// The VAPID private key (PEM, P-256): the key browsers subscribed with
+    /// (its public half is the page's `applicationServerKey`).
+    public var vapidPrivateKeyPEM: String
+    /// `mailto:…` or `https://…`: whom a push service contacts about this sender.
+    public var subject: String
+    /// Zero bytes added inside each encrypted record, to hide short payloads' lengths.
+    public var padding: Int
+    /// Rate limit and circuit breaker, per push service (endpoint origin).
+    public var policy: ProviderClientPolicy
+
+    public init(vapidPrivateKeyPEM: String, subject: String, padding: Int = 0, policy: ProviderClientPolicy = .webPushDefault) {
+        self.vapidPrivateKeyPEM = vapidPrivateKeyPEM
+        self.subject = subject
+        self.padding = padding
+        self.policy = policy
+    }
+}
+
+extension ProviderClientPolicy {
+    /// Web Push: no client-side rate limit, default breaker, per push service.
+    public static let webPushDefault = ProviderClientPolicy(rateLimit: .apnsDefault)
+}
+
+/// Sends Web Push messages (RFC 8030) for one app: encrypts each payload for
+/// its subscription (RFC 8291, `aes128gcm`), signs VAPID for the endpoint's
+/// origin (RFC 8292), and posts to the endpoint. Endpoints live on many hosts
+/// (each browser vendor runs its own push service), so the rate limiter and
+/// circuit breaker are per origin: one service's outage does not hold back
+/// the others. The libcurl pool keeps per-host connections.
+public final class WebPushClient: Sendable {
+    public let vapid: VAPIDSigner
+    private let http: HTTP2Client
+    private let logger: Logger
+    private let policy: ProviderClientPolicy
+    private let padding: Int
+    private let guards = Locked<[String: ProviderGuard]>([:])
+
+    /// - Throws: `ProviderError.invalidConfiguration` naming the bad key, subject, padding or policy.
+    public init(configuration: WebPushClientConfiguration, http: HTTP2Client, logger: Logger,
+                now: @escaping @Sendable () -> Date = Date.init) throws {
+        do {
+            vapid = try VAPIDSigner(privateKeyPEM: configuration.vapidPrivateKeyPEM, subject: configuration.subject, now: now)
+        } catch {
+            throw ProviderError.invalidConfiguration("webpush.\(error.field ?? "vapid")", error.message)
+        }
+        guard (0...WebPushTranslator.maxPlaintextBytes).contains(configuration.padding) else {
+            throw ProviderError.invalidConfiguration("webpush.padding", "must be 0-\(WebPushTranslator.maxPlaintextBytes)")
+        }
+        do { try configuration.policy.validate() } catch {
+            throw ProviderError.invalidConfiguration("webpush.policy", "\(error)")
+        }
+        self.http = http
+        self.logger = logger
+        self.policy = configuration.policy
+        self.padding = configuration.padding
+    }
+
+    /// The request as it goes on the wire: the body encrypted for
+    /// `request.webKeys` (a fresh key and salt each time), the translation's
+    /// `ttl`/`urgency`/`topic` headers, `content-encoding: aes128gcm` and the
+    /// VAPID `authorization` for the endpoint's origin.
+    /// - Throws: `WebPushError` naming the problem: an endpoint or keys no
+    ///   browser made (a point off the curve), a payload too large with the
+    ///   padding, or a failed cryptographic step.
+    public func seal(_ request: ProviderRequest) throws(WebPushError) -> ProviderRequest {
+        guard let keys = request.webKeys else {
+            throw WebPushError.invalid(.invalidP256DH, field: "keys", "the request carries no subscription keys")
+        }
+        let endpoint = try WebPushEndpoint(request.path)
+        let subscriptionKeys = try WebPushSubscriptionKeys(p256dh: keys.p256dh, auth: keys.auth)
+        let plaintextRoom = WebPushTranslator.maxPlaintextBytes - padding
+        let padding = request.body.count > plaintextRoom ? max(0, WebPushTranslator.maxPlaintextBytes - request.body.count) : padding
+        let body = try WebPushEncryption.encrypt(request.body, for: subscriptionKeys, padding: padding)
+        var headers = request.headers.filter { !["authorization", "content-encoding", "content-type"].contains($0.name) }
+        headers.append(("content-encoding", "aes128gcm"))
+        headers.append(("content-type", "application/octet-stream"))
+        headers.append(("authorization", try vapid.authorization(audience: endpoint.origin)))
+        return ProviderRequest(provider: .webpush, path: endpoint.url, headers: headers, body: body)
+    }
+
+    /// Posts a sealed request to its endpoint after a rate-limit slot of the
+    /// endpoint's push service; re-sends at once what got no HTTP status; any
+    /// answer is returned as is, for `ResponseClassifier.classifyWebPush`.
+    /// - Throws: `HTTPError` for transport failures, `ProviderError` when the
+    ///   push service's circuit is open or its rate limit holds the request back.
+    public func send(_ request: ProviderRequest) async throws -> ProviderResponse {
+        let guardian = try guardFor(url: request.path)
+        try await guardian.admit()
+        let response = try await guardian.execute(
+            HTTPRequest(method: "POST", url: request.path, headers: request.headers, body: request.body), on: http)
+        return ProviderResponse(status: response.status, headers: response.headers, body: response.body)
+    }
+
+    /// The guard of the URL's origin, made on first use.
+    private func guardFor(url: String) throws -> ProviderGuard {
+        let origin: String
+        switch WebPushEndpointRules.origin(of: url) {
+        case .success(let o): origin = o
+        case .failure(let problem): throw ProviderError.invalidConfiguration("endpoint", problem.reason)
+        }
+        if let existing = guards.withLock({ $0[origin] }) { return existing }
+        var serviceLogger = logger
+        serviceLogger[metadataKey: "webpush.origin"] = "\(origin)"
+        let made = try ProviderGuard(host: origin, policy: policy, logger: serviceLogger)
+        return guards.withLock { guards in
+            if let existing = guards[origin] { return existing }
+            guards[origin] = made
+            return made
+        }
+    }
+
+    /// Counters per push service origin, for metrics.
+    public func stats() -> [(host: String, stats: ProviderClientStats)] {
+        guards.withLock { $0.map { ($0.key, $0.value) } }.sorted { $0.0 < $1.0 }.map { ($0.0, $0.1.snapshot()) }
+    }
+
+    /// False while every push service's circuit is open (and at least one is known).
+    public var isAcceptingWork: Bool {
+        let all = guards.withLock { Array($0.values) }
+        return all.isEmpty || all.contains { $0.isAcceptingWork }
+    }
+
+    /// True while any push service's circuit is open.
+    public var anyCircuitOpen: Bool {
+        guards.withLock { Array($0.values) }.contains { !$0.isAcceptingWork }
+    }
+}
