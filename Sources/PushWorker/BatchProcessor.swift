@@ -137,7 +137,7 @@ final class BatchProcessor: Sendable {
                 if found.isEmpty {
                     outcome.deliveries.append(noDeviceRecord(n, user: user, createdAt: createdAt, enqueuedAt: source.enqueuedAt, at: now))
                 }
-                targets += found.map { (Recipient(token: $0.token, platform: $0.platform), nil, $0.environment) }
+                targets += found.map { ($0.recipient, nil, $0.environment) }
             }
             for target in n.fcmTargets {
                 targets.append((Recipient(token: Self.syntheticToken(target), platform: .android), target, nil))

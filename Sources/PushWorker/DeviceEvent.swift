@@ -8,7 +8,10 @@ struct DeviceEvent: Sendable, Equatable {
 
     var app: String
     var platform: Platform
+    /// The device token; for a browser, its subscription's endpoint.
     var token: String
+    /// A browser subscription's keys (`platform == .web` only).
+    var webKeys: WebPushKeys?
     var userID: String?
     var environment: String
     var action: Action
@@ -47,7 +50,7 @@ struct DeviceEvent: Sendable, Equatable {
             return .failure(invalid("schema_version", "required integer", .wrongType))
         }
         var issues: [ValidationIssue] = []
-        let known: Set<String> = ["schema_version", "app", "platform", "token", "user_id", "environment", "action", "at"]
+        let known: Set<String> = ["schema_version", "app", "platform", "token", "subscription", "user_id", "environment", "action", "at"]
         for (key, _) in json.objectMembers ?? [] where !known.contains(key) {
             issues.append(ValidationIssue(path: key, reason: "unknown property", code: .unknownField))
         }
@@ -67,12 +70,37 @@ struct DeviceEvent: Sendable, Equatable {
         let app = text("app", max: 255)
         let platform = text("platform", max: 16).flatMap { name -> Platform? in
             guard let p = Platform(rawValue: name) else {
-                issues.append(ValidationIssue(path: "platform", reason: "must be ios or android"))
+                issues.append(ValidationIssue(path: "platform", reason: "must be ios, android, web or huawei"))
                 return nil
             }
             return p
         }
-        let token = text("token", max: 4096)
+        // A browser registers its PushSubscription (endpoint and keys), every other platform a token.
+        var token: String?
+        var webKeys: WebPushKeys?
+        if platform == .web {
+            if json["token"] != nil {
+                issues.append(ValidationIssue(path: "token", reason: "a web device gives its subscription, not a token", code: .unknownField))
+            }
+            switch json["subscription"] {
+            case nil, .null?:
+                issues.append(ValidationIssue(path: "subscription", reason: "required for platform web: {endpoint, keys: {p256dh, auth}}",
+                                              code: .missingField))
+            case let subscription?:
+                switch Recipient.webSubscription(subscription) {
+                case .success(let recipient):
+                    token = recipient.token
+                    webKeys = recipient.webKeys
+                case .failure(let error):
+                    issues += error.issues
+                }
+            }
+        } else {
+            if json["subscription"] != nil {
+                issues.append(ValidationIssue(path: "subscription", reason: "only a web device gives a subscription", code: .unknownField))
+            }
+            token = text("token", max: 4096)
+        }
         let action = text("action", max: 16).flatMap { name -> Action? in
             guard let a = Action(rawValue: name) else {
                 issues.append(ValidationIssue(path: "action", reason: "must be register or unregister"))
@@ -112,7 +140,7 @@ struct DeviceEvent: Sendable, Equatable {
         guard issues.isEmpty, let app, let platform, let token, let action, let at else {
             return .failure(IntakeError(kind: .invalid, issues: issues, app: json["app"]?.stringValue))
         }
-        return .success(DeviceEvent(app: app, platform: platform, token: token, userID: userID,
+        return .success(DeviceEvent(app: app, platform: platform, token: token, webKeys: webKeys, userID: userID,
                                     environment: environment, action: action, at: at))
     }
 

@@ -9,6 +9,14 @@ extension OutcomeStore {
         var platform: Platform
         /// `production` or `sandbox` (APNs host).
         var environment: String = "production"
+        /// A browser subscription's keys (`platform == .web`).
+        var webKeys: WebPushKeys?
+
+        /// The recipient a notification to the user sends to.
+        var recipient: Recipient {
+            guard platform == .web, let webKeys else { return Recipient(token: token, platform: platform) }
+            return Recipient(endpoint: token, keys: webKeys)
+        }
     }
 
     /// A device token of an app, as the registry keys it.
@@ -67,7 +75,8 @@ extension OutcomeStore {
         let rows = try await pool.withConnection { connection in
             try await connection.query(
                 """
-                SELECT d.app AS a, d.user_id AS u, d.platform AS p, d.token AS t, d.environment AS e
+                SELECT d.app AS a, d.user_id AS u, d.platform AS p, d.token AS t, d.environment AS e,
+                       d.web_p256dh AS k, d.web_auth AS s
                 FROM (SELECT DISTINCT a, u FROM unnest($1::text[], $2::text[]) AS x(a, u)) k
                 JOIN devices d ON d.app = k.a AND d.user_id = k.u AND d.invalidated_at IS NULL
                 ORDER BY d.app, d.user_id, d.platform, d.token
@@ -77,7 +86,9 @@ extension OutcomeStore {
         var result: [AppUser: [UserDevice]] = [:]
         for row in rows.rows {
             guard let a = row["a"], let u = row["u"], let t = row["t"], let p = row["p"].flatMap(Platform.init(rawValue:)) else { continue }
-            result[AppUser(app: a, userID: u), default: []].append(UserDevice(token: t, platform: p, environment: row["e"] ?? "production"))
+            var device = UserDevice(token: t, platform: p, environment: row["e"] ?? "production")
+            if p == .web, let k = row["k"], let s = row["s"] { device.webKeys = WebPushKeys(p256dh: k, auth: s) }
+            result[AppUser(app: a, userID: u), default: []].append(device)
         }
         return result
     }
@@ -93,17 +104,22 @@ extension OutcomeStore {
         let unregisters = events.filter { $0.action == .unregister }
         func binds(_ e: [DeviceEvent]) -> [PostgresValue] {
             [.textArray(e.map(\.app)), .textArray(e.map(\.platform.rawValue)), .textArray(e.map(\.token)),
-             .textArray(e.map(\.userID)), .textArray(e.map(\.environment)), .timestampArray(e.map(\.at))]
+             .textArray(e.map(\.userID)), .textArray(e.map(\.environment)), .timestampArray(e.map(\.at)),
+             .textArray(e.map(\.webKeys?.p256dh)), .textArray(e.map(\.webKeys?.auth))]
         }
         if !registers.isEmpty {
             try await c.query(
                 """
-                INSERT INTO devices AS d (app, platform, token, user_id, environment, registered_at, first_registered_at, last_seen_at)
-                SELECT DISTINCT ON (a, p, t) a, p, t, u, e, w, w, w
-                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[]) AS x(a, p, t, u, e, w)
+                INSERT INTO devices AS d (app, platform, token, user_id, environment, registered_at, first_registered_at, last_seen_at,
+                                          web_p256dh, web_auth)
+                SELECT DISTINCT ON (a, p, t) a, p, t, u, e, w, w, w, k, s
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::text[])
+                     AS x(a, p, t, u, e, w, k, s)
                 ORDER BY a, p, t, w DESC
                 ON CONFLICT (app, platform, token) DO UPDATE SET
                     user_id = CASE WHEN EXCLUDED.registered_at >= d.registered_at THEN EXCLUDED.user_id ELSE d.user_id END,
+                    web_p256dh = CASE WHEN EXCLUDED.registered_at >= d.registered_at THEN EXCLUDED.web_p256dh ELSE d.web_p256dh END,
+                    web_auth = CASE WHEN EXCLUDED.registered_at >= d.registered_at THEN EXCLUDED.web_auth ELSE d.web_auth END,
                     environment = CASE WHEN EXCLUDED.registered_at >= d.registered_at THEN EXCLUDED.environment ELSE d.environment END,
                     registered_at = GREATEST(d.registered_at, EXCLUDED.registered_at),
                     first_registered_at = LEAST(d.first_registered_at, d.registered_at, EXCLUDED.registered_at),
@@ -120,9 +136,10 @@ extension OutcomeStore {
             try await c.query(
                 """
                 INSERT INTO devices AS d (app, platform, token, user_id, environment, registered_at, first_registered_at,
-                                          last_seen_at, invalidated_at, invalid_reason)
-                SELECT DISTINCT ON (a, p, t) a, p, t, u, e, w, w, w, w, 'unregistered'
-                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[]) AS x(a, p, t, u, e, w)
+                                          last_seen_at, invalidated_at, invalid_reason, web_p256dh, web_auth)
+                SELECT DISTINCT ON (a, p, t) a, p, t, u, e, w, w, w, w, 'unregistered', k, s
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::text[])
+                     AS x(a, p, t, u, e, w, k, s)
                 ORDER BY a, p, t, w DESC
                 ON CONFLICT (app, platform, token) DO UPDATE SET
                     invalidated_at = EXCLUDED.invalidated_at, invalid_reason = 'unregistered'
