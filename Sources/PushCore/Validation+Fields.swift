@@ -89,7 +89,10 @@ extension FieldReader {
                 }
             case "subscription":
                 sub.rejectUnknown(allowed: Self.subscriptionRecipientFields)
-                if let r = sub.webSubscription(), single || seenTokens.insert(r).inserted { result.tokens.append(r) }
+                // One endpoint is one subscription (and one ledger row), whatever keys or padding each copy gives.
+                if let r = sub.webSubscription(), single || seenTokens.insert(Recipient(token: r.token, platform: .web)).inserted {
+                    result.tokens.append(r)
+                }
             default:
                 sub.rejectUnknown(allowed: Self.conditionRecipientFields)
                 if let condition = sub.nonEmptyString("condition", maxBytes: 1024) {

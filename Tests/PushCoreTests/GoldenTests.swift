@@ -9,7 +9,7 @@ import XCTest
 /// `PUSHCORE_RECORD_GOLDEN=1 swift test --filter GoldenTests` rewrites them
 /// (review the diff: the goldens are checked against Apple's and Google's docs).
 final class GoldenTests: XCTestCase {
-    static let context = TranslationContext(apnsTopic: "com.example.shop", fcmProjectID: "example-shop")
+    static let context = TranslationContext(apnsTopic: "com.example.shop", fcmProjectID: "example-shop", hmsAppID: "104937261")
     static let goldenDirectory = Examples.schemasDirectory.appendingPathComponent("examples/golden")
 
     static func translate(_ n: PushNotification) -> [(to: String, result: Result<ProviderRequest, TranslationError>)] {

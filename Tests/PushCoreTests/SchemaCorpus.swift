@@ -65,8 +65,9 @@ struct RawDocument {
 
 /// Builds the generated half of the agreement corpus: boundary numbers, nulls,
 /// lengths in ASCII / 2-byte / 4-byte characters, URLs, timestamps, enums,
-/// wrong types, unknown fields, reserved keys and JSON-text rules, field by
-/// field. Deterministic: the same cases, in the same order, every run.
+/// wrong types, unknown fields, reserved keys, JSON-text rules, web push
+/// subscriptions and Huawei tokens, field by field. Deterministic: the same
+/// cases, in the same order, every run.
 struct SchemaCorpus {
     private(set) var cases: [CorpusCase] = []
 
@@ -130,6 +131,7 @@ struct SchemaCorpus {
         c.reservedKeys()
         c.textRules()
         c.crossField()
+        c.webAndHuawei()
         return c.cases
     }
 
@@ -554,6 +556,175 @@ struct SchemaCorpus {
         add("text-leading-whitespace", bytes: Array(("\n\t " + full + "\n").utf8))
         add("text-escaped-key", bytes: Array(full.replacingOccurrences(of: #""app""#, with: #""\u0061pp""#).utf8))
         add("text-escaped-slash-url", Self.full.setting("image_url", #""https:\/\/a\/b""#))
+    }
+
+    // MARK: web subscriptions and Huawei tokens
+
+    /// A real P-256 point and auth secret: the simulator's keys for the
+    /// subscription id `example-chrome-7f3a` (`SimulatorWebPushSubscriptions`).
+    static let p256dh = "BHs4-4Fsn8ddh2d0UKUr5mRye3b_C01_XFFHs5iWnpWPLnSdE91tcZt4aD-frWbHm9_iQg4cv4D7T50aXxD3qF4"
+    static let auth = "60eDa6i6clPr6AyFvl75NA"
+    static let endpoint = "https://push.example.net/wp/example-chrome-7f3a"
+    static let huaweiToken = "IQAAAACy0wNXbGyWYAI4j6SvpDWnS3DvaDvUl73Wc1ORDfHoPv8pcIRs2DboW1tcUylVXCVfJMtBVv8rHV9aA4RiJDCzlgleKpIKo6K44CTMeYQK10AczmZ"
+
+    /// `{"platform":"web","subscription":{"endpoint","keys":{"p256dh","auth"}}}`
+    /// with raw JSON for each part; nil leaves a member out, `sub`/`keys`/`item`
+    /// add raw members (",\"x\":1") to the subscription, its keys or the recipient.
+    static func web(platform: String? = #""web""#, endpoint: String? = SchemaCorpus.quoted(SchemaCorpus.endpoint),
+                    p256dh: String? = SchemaCorpus.quoted(SchemaCorpus.p256dh), auth: String? = SchemaCorpus.quoted(SchemaCorpus.auth),
+                    keys: String = "", sub: String = "", item: String = "") -> String {
+        var keyMembers: [String] = []
+        if let p256dh { keyMembers.append(#""p256dh":\#(p256dh)"#) }
+        if let auth { keyMembers.append(#""auth":\#(auth)"#) }
+        var subMembers: [String] = []
+        if let endpoint { subMembers.append(#""endpoint":\#(endpoint)"#) }
+        subMembers.append(#""keys":{\#(keyMembers.joined(separator: ","))\#(keys)}"#)
+        let subscription = "{" + subMembers.joined(separator: ",") + sub + "}"
+        var members: [String] = []
+        if let platform { members.append(#""platform":\#(platform)"#) }
+        members.append(#""subscription":\#(subscription)"#)
+        return "{" + members.joined(separator: ",") + item + "}"
+    }
+
+    mutating func webAndHuawei() {
+        let ios = #"{"token":"\#(Self.iosToken)","platform":"ios"}"#
+        let android = #"{"token":"\#(Self.androidToken)","platform":"android"}"#
+        let huawei = #"{"token":"\#(Self.huaweiToken)","platform":"huawei"}"#
+        let web = Self.web()
+        func to(_ items: String...) -> RawDocument { Self.full.setting("recipients", "[" + items.joined(separator: ",") + "]") }
+
+        // Whole recipients.
+        add("web-valid", to(web))
+        add("web-and-huawei-beside-ios-android", to(ios, android, web, huawei))
+        add("web-duplicate", to(web, web))
+        add("web-same-endpoint-other-keys", to(web, Self.web(p256dh: Self.quoted("BA" + String(repeating: "A", count: 85)))))
+        add("web-token-platform-web", to(#"{"token":"\#(Self.endpoint)","platform":"web"}"#))
+        add("web-token-platform-web-and-subscription", to(Self.web(item: #","token":"t""#)))
+        add("web-token-null-beside-subscription", to(Self.web(item: #","token":null"#)))
+        add("web-user-id-beside-subscription", to(Self.web(item: #","user_id":"u""#)))
+        add("web-unknown-recipient-member", to(Self.web(item: #","x":1"#)))
+        add("web-platform-only", to(#"{"platform":"web"}"#))
+        add("web-subscription-without-platform", to(Self.web(platform: nil)))
+        for (slug, raw) in [("null", "null"), ("ios", #""ios""#), ("android", #""android""#), ("huawei", #""huawei""#),
+                            ("WEB", #""WEB""#), ("webpush", #""webpush""#), ("number", "5"), ("array", #"["web"]"#)] {
+            add("web-subscription-platform-\(slug)", to(Self.web(platform: raw)))
+        }
+        for (slug, raw) in [("null", "null"), ("string", #""https://push.example.net/wp/x""#), ("array", "[]"), ("empty", "{}"),
+                            ("number", "1")] {
+            add("web-subscription-\(slug)", to(#"{"platform":"web","subscription":\#(raw)}"#))
+        }
+
+        // Members of the subscription and its keys.
+        add("web-unknown-subscription-member", to(Self.web(sub: #","foo":1"#)))
+        add("web-unknown-subscription-member-null", to(Self.web(sub: #","foo":null"#)))
+        add("web-unknown-subscription-member-options", to(Self.web(sub: #","options":{"userVisibleOnly":true}"#)))
+        add("web-unknown-keys-member", to(Self.web(keys: #","x":"y""#)))
+        add("web-keys-missing", to(#"{"platform":"web","subscription":{"endpoint":\#(Self.quoted(Self.endpoint))}}"#))
+        for (slug, raw) in [("null", "null"), ("empty", "{}"), ("array", "[]"), ("string", #""k""#)] {
+            add("web-keys-\(slug)", to(#"{"platform":"web","subscription":{"endpoint":\#(Self.quoted(Self.endpoint)),"keys":\#(raw)}}"#))
+        }
+        add("web-p256dh-missing", to(Self.web(p256dh: nil)))
+        add("web-auth-missing", to(Self.web(auth: nil)))
+        add("web-p256dh-null", to(Self.web(p256dh: "null")))
+        add("web-auth-null", to(Self.web(auth: "null")))
+        add("web-p256dh-number", to(Self.web(p256dh: "4")))
+        add("web-auth-array", to(Self.web(auth: #"["a"]"#)))
+        add("web-endpoint-missing", to(Self.web(endpoint: nil)))
+        add("web-endpoint-null", to(Self.web(endpoint: "null")))
+        add("web-endpoint-number", to(Self.web(endpoint: "443")))
+
+        // expirationTime: a number or null, nothing else.
+        let expirations: [(String, String, WorkerOnlyRule?)] = [
+            ("null", "null", nil), ("ms", "1795262400000", nil), ("zero", "0", nil), ("negative", "-1", nil), ("fraction", "1795262400000.5", nil),
+            ("exponent", "1.7952624e12", nil), ("1e20", "1e20", nil), ("big-integer", "123456789012345678901234567890", nil),
+            ("1e400", "1e400", .numberBeyondDouble), ("string", #""1795262400000""#, nil), ("empty-string", #""""#, nil),
+            ("true", "true", nil), ("object", "{}", nil), ("array", "[0]", nil),
+        ]
+        for (slug, raw, rule) in expirations {
+            add("web-expirationTime-\(slug)", to(Self.web(sub: #","expirationTime":\#(raw)"#)), rule)
+        }
+
+        // endpoint: the url pattern, https only, at most 2048 bytes.
+        let endpoints = [
+            "https://a", "HTTPS://PUSH.EXAMPLE.NET/wp/x", "hTtPs://a/b", "http://push.example.net/wp/x", "HTTP://a", "https://", "https:///wp/x",
+            "https://?x", "https://#x", "https:a", "https:/a", "//a", "push.example.net/wp/x", "httpss://a", "ftp://a", "wss://a",
+            "https://a b/wp", "https://a/w p", "https://a/\n", "https://a\n", "https://a\t", " https://a", "https://a/ ", "https://a/\u{7F}",
+            "https://a/\u{1F}", "https://é.example/wp/ü", "https://a\u{A0}b/wp", "https://a/\u{2028}", "https://a/\u{85}",
+            "https://user:pw@a/wp/x", "https://a/wp/x#frag", "https://a:99999/wp/x", "https://[::1]:8443/wp/x",
+            "https://fcm.googleapis.com/fcm/send/dGVzdA:APA91bH", "https://updates.push.services.mozilla.com/wpush/v2/gAAAAA",
+            "https://web.push.apple.com/QGk9Xk", "",
+        ]
+        for (i, url) in endpoints.enumerated() { add("web-endpoint-\(i)", to(Self.web(endpoint: Self.quoted(url)))) }
+        let prefix = "https://push.example.net/wp/"
+        func endpoint(_ unit: String, chars: Int) -> String { prefix + String(repeating: unit, count: chars - prefix.count) }
+        func endpoint(_ unit: String, bytes: Int) -> String {
+            let n = (bytes - prefix.utf8.count) / unit.utf8.count
+            return prefix + String(repeating: unit, count: n) + String(repeating: "a", count: bytes - prefix.utf8.count - n * unit.utf8.count)
+        }
+        add("web-endpoint-ascii-2048", to(Self.web(endpoint: Self.quoted(endpoint("a", chars: 2048)))))
+        add("web-endpoint-ascii-2049", to(Self.web(endpoint: Self.quoted(endpoint("a", chars: 2049)))))
+        for unit in ["é", "€", "😀"] {
+            add("web-endpoint-\(unit.utf8.count)byte-bytes-2048", to(Self.web(endpoint: Self.quoted(endpoint(unit, bytes: 2048)))))
+            add("web-endpoint-\(unit.utf8.count)byte-bytes-2049", to(Self.web(endpoint: Self.quoted(endpoint(unit, bytes: 2049)))), .utf8Bytes)
+            add("web-endpoint-\(unit.utf8.count)byte-chars-2048", to(Self.web(endpoint: Self.quoted(endpoint(unit, chars: 2048)))), .utf8Bytes)
+            add("web-endpoint-\(unit.utf8.count)byte-chars-2049", to(Self.web(endpoint: Self.quoted(endpoint(unit, chars: 2049)))))
+        }
+
+        // p256dh: base64url of 65 bytes, 0x04 first: ^B[A-P][A-Za-z0-9_-]{85}=?$
+        let p = Self.p256dh
+        let p256dhs: [(String, String)] = [
+            ("valid", p), ("pad-1", p + "="), ("pad-2", p + "=="), ("pad-3", p + "==="), ("86-chars", String(p.dropLast())),
+            ("88-chars", p + "A"), ("86-chars-pad-2", String(p.dropLast()) + "=="), ("88-chars-pad", p + "A="),
+            ("first-A", "A" + p.dropFirst()), ("first-C", "C" + p.dropFirst()), ("first-b", "b" + p.dropFirst()),
+            ("second-P", "BP" + p.dropFirst(2)), ("second-Q", "BQ" + p.dropFirst(2)), ("second-A", "BA" + p.dropFirst(2)),
+            ("second-a", "Ba" + p.dropFirst(2)), ("not-on-curve", "BA" + String(repeating: "A", count: 85)),
+            ("all-underscore", "BP" + String(repeating: "_", count: 85)), ("noncanonical-tail", String(p.dropLast()) + "7"),
+            ("standard-plus", p.replacingOccurrences(of: "-", with: "+")), ("standard-slash", p.replacingOccurrences(of: "_", with: "/")),
+            ("space", String(p.prefix(40)) + " " + String(p.dropFirst(41))), ("newline-end", p + "\n"), ("pad-then-newline", p + "=\n"),
+            ("pad-middle", String(p.prefix(40)) + "=" + String(p.dropFirst(41))), ("pad-first", "=" + p.dropFirst()),
+            ("compressed-33-bytes", "Ans4-4Fsn8ddh2d0UKUr5mRye3b_C01_XFFHs5iWnpWP"), ("empty", ""),
+            ("e-acute", String(p.prefix(40)) + "é" + String(p.dropFirst(41))), ("arabic-digit", String(p.prefix(40)) + "\u{661}" + String(p.dropFirst(41))),
+            ("hex-130", "04" + String(repeating: "ab", count: 64)),
+        ]
+        for (slug, key) in p256dhs { add("web-p256dh-\(slug)", to(Self.web(p256dh: Self.quoted(key)))) }
+
+        // auth: base64url of 16 bytes: ^[A-Za-z0-9_-]{22}(==)?$
+        let a = Self.auth
+        let auths: [(String, String)] = [
+            ("valid", a), ("pad-2", a + "=="), ("pad-1", a + "="), ("pad-3", a + "==="), ("21-chars", String(a.dropLast())),
+            ("23-chars", a + "A"), ("24-chars", a + "AA"), ("21-chars-pad-1", String(a.dropLast()) + "="),
+            ("20-chars-pad-2", String(a.dropLast(2)) + "=="), ("noncanonical-tail", String(a.dropLast()) + "B"),
+            ("dash-underscore", "-_-_-_-_-_-_-_-_-_-_-A"), ("standard-plus", "+" + a.dropFirst()), ("standard-slash", "/" + a.dropFirst()),
+            ("space", " " + a.dropFirst()), ("newline-end", a + "\n"), ("pad-newline-end", a + "==\n"), ("empty", ""),
+            ("hex-32", "0123456789abcdef0123456789abcdef"), ("e-acute", "é" + a.dropFirst()),
+        ]
+        for (slug, key) in auths { add("web-auth-\(slug)", to(Self.web(auth: Self.quoted(key)))) }
+
+        // Huawei tokens: any non-empty string, like the others.
+        add("huawei-token", to(huawei))
+        add("huawei-token-any-text", to(#"{"token":"not a push kit token","platform":"huawei"}"#))
+        add("huawei-token-empty", to(#"{"token":"","platform":"huawei"}"#))
+        add("huawei-token-null", to(#"{"token":null,"platform":"huawei"}"#))
+        add("huawei-token-number", to(#"{"token":5,"platform":"huawei"}"#))
+        add("huawei-no-platform", to(#"{"token":"\#(Self.huaweiToken)"}"#))
+        for platform in ["HUAWEI", "hms", "harmony", "Huawei"] {
+            add("huawei-platform-\(platform)", to(#"{"token":"\#(Self.huaweiToken)","platform":"\#(platform)"}"#))
+        }
+        add("huawei-unknown-member", to(#"{"token":"\#(Self.huaweiToken)","platform":"huawei","app_id":"1"}"#))
+        add("huawei-with-subscription", to(#"{"token":"\#(Self.huaweiToken)","platform":"huawei","subscription":{}}"#))
+        for key in ["-1", "100", "101", "promo"] {
+            add("huawei-collapse-key-\(key)", to(huawei).setting("collapse_key", Self.quoted(key)))
+        }
+
+        // Provider payload limits after translation: Web Push 3993 bytes of
+        // plaintext (one 4096-byte record), Push Kit 4096 bytes without the token.
+        add("web-payload-fits", to(web).setting("alert", #"{"title":"t","body":"\#(String(repeating: "x", count: 3000))"}"#))
+        add("web-payload-too-large", to(web).setting("alert", #"{"title":"t","body":"\#(String(repeating: "x", count: 4000))"}"#), .payloadSize)
+        add("web-data-too-large", to(web).setting("data", #"{"k":"\#(String(repeating: "x", count: 4000))"}"#), .payloadSize)
+        add("huawei-payload-fits", to(huawei).setting("alert", #"{"title":"t","body":"\#(String(repeating: "x", count: 3000))"}"#))
+        add("huawei-payload-too-large", to(huawei).setting("alert", #"{"title":"t","body":"\#(String(repeating: "x", count: 4200))"}"#), .payloadSize)
+        add("huawei-data-too-large", to(huawei).setting("data", #"{"k":"\#(String(repeating: "x", count: 4200))"}"#), .payloadSize)
+        add("web-only-data", to(web).setting("alert", nil).setting("data", #"{"k":"v"}"#))
     }
 
     // MARK: across fields
