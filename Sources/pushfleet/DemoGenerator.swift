@@ -3,6 +3,8 @@ import Logging
 import PushCore
 import PushKafka
 import PushPostgres
+import PushProviders
+import PushSimulator
 import PushWorker
 
 /// A deterministic pseudo-random generator (SplitMix64), so a demo seed
@@ -28,50 +30,63 @@ struct DemoBatch {
     var expectedKeys: [(UUID, String)] = []
     var notificationIDs: [UUID] = []
     var expectedRejections = 0
-    /// Tokens the demo expects invalidated (dead and actually answered 410/404).
-    var expectedInvalidated = 0
+    /// Tokens (and subscription endpoints) the demo expects invalidated: dead and actually answered 410/404/80300007.
+    var expectedInvalidTokens: [String] = []
+    var expectedInvalidated: Int { expectedInvalidTokens.count }
+    /// Web Push messages the simulator must have decrypted: one per accepted subscription.
+    var expectedWebAccepted = 0
     /// Notifications expected in push.dlq because their retries ran out.
     var expectedExhaustedNotifications = 0
     var expectedDeliveries: Int { expectedKeys.count }
 }
 
-/// Makes a realistic mixed batch: iOS and Android, one or two devices per
-/// notification, about 5% dead tokens, 3% malformed tokens, and a few
+/// Makes a realistic mixed batch: iOS and Android phones, browsers (Web
+/// Push subscriptions at the simulator's `/wp/`) and Huawei phones, one or
+/// two devices per notification, about 5% dead tokens or gone subscriptions,
+/// 3% malformed tokens or subscription keys no browser made, and a few
 /// messages that are not valid notifications at all.
 struct DemoGenerator {
     var rng: SplitMix64
 
     init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 
-    mutating func makeBatch(count: Int, app: String, fcmAlwaysFails: Bool = false) -> DemoBatch {
+    /// - Parameter webOrigin: the simulator's origin, where subscriptions' endpoints point.
+    mutating func makeBatch(count: Int, app: String, webOrigin: String, fcmAlwaysFails: Bool = false) -> DemoBatch {
         var batch = DemoBatch()
         let now = Date()
         let deadSince = now.addingTimeInterval(-86_400)
         for i in 0..<count {
             var recipients: [Recipient] = []
             let platforms: [Platform] = Double.random(in: 0..<1, using: &rng) < 0.15
-                ? [.ios, .android] : [Bool.random(using: &rng) ? .ios : .android]
+                ? [.ios, .android] : [platform(Double.random(in: 0..<1, using: &rng))]
             for platform in platforms {
                 let roll = Double.random(in: 0..<1, using: &rng)
-                let token: String
-                let status: DeliveryStatus
-                if roll < 0.03 {
-                    token = platform == .ios ? "not-a-device-token-\(i)" : "bad token \(i)!"
-                    status = .rejected
-                } else {
-                    token = platform == .ios ? hexToken() : fcmToken()
-                    if roll < 0.08 {
-                        batch.deadTokens[token] = deadSince
-                        status = .invalidToken
+                let status: DeliveryStatus = roll < 0.03 ? .rejected : roll < 0.08 ? .invalidToken : .accepted
+                let recipient: Recipient
+                switch platform {
+                case .web:
+                    recipient = webRecipient(i, status, origin: webOrigin)
+                case .huawei:
+                    // Push Kit answers 80300007 (illegal token) for the simulator's dead- tokens.
+                    recipient = Recipient(token: status == .rejected ? "bad token \(i)!" : (status == .invalidToken ? "dead-" : "") + hmsToken(),
+                                          platform: .huawei)
+                case .ios, .android:
+                    let token: String
+                    if status == .rejected {
+                        token = platform == .ios ? "not-a-device-token-\(i)" : "bad token \(i)!"
                     } else {
-                        status = .accepted
+                        token = platform == .ios ? hexToken() : fcmToken()
+                        if status == .invalidToken { batch.deadTokens[token] = deadSince }
                     }
+                    recipient = Recipient(token: token, platform: platform)
                 }
-                recipients.append(Recipient(token: token, platform: platform))
+                let token = recipient.token
+                recipients.append(recipient)
                 // With FCM failing every request, every Android send ends dead-lettered.
                 let final = fcmAlwaysFails && platform == .android && status != .rejected ? DeliveryStatus.deadLettered : status
                 batch.expectedCounts["\(platform.rawValue)|\(final.rawValue)", default: 0] += 1
-                if final == .invalidToken { batch.expectedInvalidated += 1 }
+                if final == .invalidToken { batch.expectedInvalidTokens.append(token) }
+                if platform == .web, final == .accepted { batch.expectedWebAccepted += 1 }
             }
             let id = UUID(uuid: randomUUIDBytes())
             let silent = Double.random(in: 0..<1, using: &rng) < 0.1
@@ -102,6 +117,28 @@ struct DemoGenerator {
         }
         batch.expectedRejections = invalid
         return batch
+    }
+
+    /// 40% iOS, 40% Android, 10% browsers, 10% Huawei phones.
+    private func platform(_ roll: Double) -> Platform {
+        roll < 0.4 ? .ios : roll < 0.8 ? .android : roll < 0.9 ? .web : .huawei
+    }
+
+    /// A subscription the simulator can decrypt for (`/wp/<id>`); gone ones
+    /// answer 410 (`gone-` ids); a rejected one carries a p256dh that passes
+    /// intake (65 bytes, 0x04 first) but is no point on the curve, so sealing refuses it.
+    private mutating func webRecipient(_ i: Int, _ status: DeliveryStatus, origin: String) -> Recipient {
+        let id = (status == .invalidToken ? "gone-" : "") + "demo-\(i)-\(rng.next() & 0xFFFF_FFFF)"
+        let s = SimulatorWebPushSubscriptions.subscription(id: id, origin: origin)
+        guard status == .rejected else { return Recipient(endpoint: s.endpoint, keys: WebPushKeys(p256dh: s.p256dh, auth: s.auth)) }
+        let offCurve = WebPushBase64URL.encode([0x04] + [UInt8](repeating: 0x01, count: 64))
+        return Recipient(endpoint: s.endpoint, keys: WebPushKeys(p256dh: offCurve, auth: s.auth))
+    }
+
+    /// A Push Kit token's shape: ~130 characters of letters, digits and `-_.`.
+    private mutating func hmsToken() -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+        return "IQAAAAC" + String((0..<124).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &rng)] })
     }
 
     private mutating func hexToken() -> String {

@@ -27,6 +27,9 @@ struct DemoResult {
     var workerExitCodes: [Int32] = []
     var secondsToFinal: Double = 0
     var simulatorStats: SimulatorStats?
+    /// Web Push messages the simulator decrypted with the subscriptions' private keys, and how many were accepted.
+    var webPushDecrypted = 0
+    var expectedWebAccepted = 0
 
     var passed: Bool {
         expected == actual && missingDeliveries == 0 && invalidatedTokens == deadTokens
@@ -34,10 +37,11 @@ struct DemoResult {
             && deadLetters["exhausted", default: 0] == expectedExhausted
             && deadLetters.filter { $0.key != "exhausted" && $0.key != "duplicate" }.values.reduce(0, +) == expectedRejections
             && receiptsLanded == receiptsPublished
+            && webPushDecrypted >= expectedWebAccepted
     }
 
     func printReport(elapsed: Duration) {
-        let platforms = ["ios", "android"]
+        let platforms = Platform.allCases.map(\.rawValue)
         let statuses = DeliveryStatus.allCases.map(\.rawValue).filter { s in
             platforms.contains { expected["\($0)|\(s)"] != nil || actual["\($0)|\(s)"] != nil }
         }
@@ -47,7 +51,7 @@ struct DemoResult {
             + platforms.map { $0.padding(toLength: 16, withPad: " ", startingAt: 0) }.joined() + "total"
         say(header)
         say(String(repeating: "-", count: header.count + 8))
-        var totals = [0, 0]
+        var totals = [Int](repeating: 0, count: platforms.count)
         for status in statuses {
             var line = status.padding(toLength: 16, withPad: " ", startingAt: 0)
             var rowTotal = 0
@@ -68,6 +72,7 @@ struct DemoResult {
         say("deliveries missing from the ledger: \(missingDeliveries)")
         say("dead-letter topic push.dlq:        \(deadLetters.values.reduce(0, +)) messages \(deadLetters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }) (expected \(expectedExhausted) exhausted + \(expectedRejections) invalid)")
         say("retry topics push.retry.*:         \(retryMessages) messages")
+        say("web pushes decrypted by the simulator with each subscription's private key: \(webPushDecrypted) (accepted: \(expectedWebAccepted))")
         if let s = simulatorStats {
             say("simulator: APNs accepted \(s.apnsAccepted), FCM accepted \(s.fcmAccepted), OAuth tokens issued \(s.tokensIssued), connections \(s.connectionsAccepted)")
         }
@@ -103,6 +108,8 @@ struct DemoResult {
             ("worker_exit_codes", .array(workerExitCodes.map { .int(Int64($0)) })),
             ("seconds_to_final", .double(secondsToFinal)),
             ("retry_messages", .int(Int64(retryMessages))),
+            ("web_push_decrypted", .int(Int64(webPushDecrypted))),
+            ("expected_web_accepted", .int(Int64(expectedWebAccepted))),
             ("simulator_fcm_503", .int(Int64(simulatorStats?.responses.filter { $0.key.hasPrefix("fcm|503") }.values.reduce(0, +) ?? 0))),
             ("simulator_apns_sends", .int(Int64(simulatorStats?.apnsSendsByID.values.reduce(0, +) ?? 0))),
             ("simulator_apns_duplicate_ids", .int(Int64(simulatorStats?.apnsSendsByID.values.filter { $0 > 1 }.count ?? 0))),

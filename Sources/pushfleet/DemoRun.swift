@@ -5,6 +5,7 @@ import PushCore
 import PushKafka
 import PushPostgres
 import PushProducer
+import PushProviders
 import PushSimulator
 import PushWorker
 
@@ -21,6 +22,8 @@ struct DemoRun {
     static let teamID = "DEMOTEAM01"
     static let keyID = "DEMOKEY001"
     static let projectID = "pushfleet-demo"
+    static let hmsAppID = "106950123"
+    static let hmsSecret = "pushfleet-demo-hms-secret"
 
     init(directory: String, databaseURL: String, logger: Logger, seed: UInt64, faults: DemoFaults) {
         self.faults = faults
@@ -37,16 +40,22 @@ struct DemoRun {
             projectID: Self.projectID, clientEmail: "pushfleet-demo@\(Self.projectID).iam.gserviceaccount.com",
             tokenURI: "https://127.0.0.1/token")
 
-        // The batch to send, with the simulator told which tokens are dead.
-        let batch = generator.makeBatch(count: notifications, app: Self.app, fcmAlwaysFails: faults.fcmAlways503)
-        let simulator = PushSimulator(
-            configuration: SimulatorConfiguration(
-                apnsKeys: [SimulatorAPNsKey(keyID: Self.keyID, teamID: Self.teamID, publicKeyPEM: apnsKey.publicKeyPEM, topics: [Self.app])],
-                fcmAccounts: [SimulatorFCMAccount(clientEmail: "pushfleet-demo@\(Self.projectID).iam.gserviceaccount.com",
-                                                  privateKeyID: account.privateKeyID, projectID: Self.projectID, publicKeyPEM: account.publicKeyPEM)],
-                deadTokens: batch.deadTokens, scenarios: faults.scenarios),
-            logger: logger)
+        let vapidKey = DevCredentials.makeAPNsKey()  // a P-256 key pair, as VAPID signs with
+        let webInbox = SimulatorWebPushInbox()
+        var simulatorConfiguration = SimulatorConfiguration(
+            apnsKeys: [SimulatorAPNsKey(keyID: Self.keyID, teamID: Self.teamID, publicKeyPEM: apnsKey.publicKeyPEM, topics: [Self.app])],
+            fcmAccounts: [SimulatorFCMAccount(clientEmail: "pushfleet-demo@\(Self.projectID).iam.gserviceaccount.com",
+                                              privateKeyID: account.privateKeyID, projectID: Self.projectID, publicKeyPEM: account.publicKeyPEM)],
+            scenarios: faults.scenarios, webPushInbox: webInbox,
+            hmsApps: [SimulatorHMSApp(appID: Self.hmsAppID, clientSecret: Self.hmsSecret)])
+        // The push service takes only the demo app's VAPID key, as a browser's subscription binds one.
+        simulatorConfiguration.webPushVAPIDKeys = [try VAPIDSigner(privateKeyPEM: vapidKey.privateKeyPEM, subject: "mailto:demo@pushfleet.invalid").publicKeyBase64URL]
+        let simulator = PushSimulator(configuration: simulatorConfiguration, logger: logger)
         try await simulator.start()
+        // The batch to send (browsers subscribed at the simulator), with the simulator told which tokens are dead.
+        let batch = generator.makeBatch(count: notifications, app: Self.app, webOrigin: "https://127.0.0.1:\(simulator.port)",
+                                        fcmAlwaysFails: faults.fcmAlways503)
+        for (token, since) in batch.deadTokens { simulator.markDead(token: token, since: since) }
         let fleet = WorkerFleet(start: { [self] index in try self.startWorker(index: index) })
         do {
             let cluster = try KafkaMockCluster(brokers: 3, logger: logger)
@@ -55,7 +64,7 @@ struct DemoRun {
             try cluster.createTopic("push.dlq", partitions: 3)
             try cluster.createTopic(DemoReceipts.topic, partitions: 3)
             try cluster.createTopic("push.devices", partitions: 3)
-            try writeFiles(apnsKeyPEM: apnsKey.privateKeyPEM, serviceAccountJSON: account.json,
+            try writeFiles(apnsKeyPEM: apnsKey.privateKeyPEM, vapidKeyPEM: vapidKey.privateKeyPEM, serviceAccountJSON: account.json,
                                        tokenURI: simulator.tokenURI, simulator: simulator, bootstrap: cluster.bootstrapServers)
             say("local stack: kafka \(cluster.bootstrapServers) (3 brokers, push.notifications × \(partitions)), simulator https://127.0.0.1:\(simulator.port), postgres \(redacted(databaseURL))")
 
@@ -89,6 +98,8 @@ struct DemoRun {
             result.chaosLog = chaos?.log ?? []
             result.secondsToFinal = progress
             result.simulatorStats = simulator.stats()
+            result.webPushDecrypted = webInbox.deliveries.count
+            result.expectedWebAccepted = batch.expectedWebAccepted
             result.deadLetters = try await countDeadLetters(bootstrap: cluster.bootstrapServers)
             result.retryMessages = try await countRetryMessages(bootstrap: cluster.bootstrapServers)
             withExtendedLifetime(cluster) {}
@@ -101,9 +112,13 @@ struct DemoRun {
         }
     }
 
-    private func writeFiles(apnsKeyPEM: String, serviceAccountJSON: String, tokenURI: String,
+    private func writeFiles(apnsKeyPEM: String, vapidKeyPEM: String, serviceAccountJSON: String, tokenURI: String,
                             simulator: PushSimulator, bootstrap: String) throws {
         let keyPath = directory + "/AuthKey_\(Self.keyID).p8"
+        let vapidPath = directory + "/vapid-private.pem"
+        let hmsSecretPath = directory + "/hms-client-secret"
+        try write(vapidKeyPEM, vapidPath)
+        try write(Self.hmsSecret, hmsSecretPath)
         let accountPath = directory + "/service-account.json"
         let caPath = directory + "/simulator-ca.pem"
         let configPath = directory + "/worker.json"
@@ -138,6 +153,13 @@ struct DemoRun {
                         ("key_path", .string(keyPath)), ("base_url", .string(base)),
                     ])),
                     ("fcm", .object([("service_account_path", .string(accountPath)), ("base_url", .string(base))])),
+                    ("webpush", .object([("vapid_private_key_path", .string(vapidPath)), ("subject", .string("mailto:demo@pushfleet.invalid")),
+                                         // The simulator stands in for the browsers' push services.
+                                         ("allowed_hosts", .array([.string("127.0.0.1")]))])),
+                    ("hms", .object([
+                        ("app_id", .string(Self.hmsAppID)), ("client_secret_path", .string(hmsSecretPath)),
+                        ("base_url", .string(base)), ("token_url", .string(base + "/oauth2/v3/token")),
+                    ])),
                 ])),
             ])),
         ])
@@ -315,7 +337,7 @@ struct DemoRun {
         }
         let invalidated = try await connection.query(
             "SELECT token FROM devices WHERE app = $1 AND invalidated_at IS NOT NULL AND token = ANY($2::text[])",
-            [.text(DemoRun.app), .textArray(Array(batch.deadTokens.keys))])
+            [.text(DemoRun.app), .textArray(batch.expectedInvalidTokens)])
         let rejections = try await connection.query(
             "SELECT kind, count(*) AS n FROM intake_rejections GROUP BY kind ORDER BY kind")
         var rejectionCounts: [String: Int] = [:]

@@ -48,10 +48,18 @@ final class EndToEndTests: XCTestCase {
         for (key, value) in expectedMembers { if case .int(let n) = value { expected[key] = Int(n) } }
         let expectedTotal = expected.values.reduce(0, +)
         XCTAssertGreaterThanOrEqual(expectedTotal, notifications, "every notification has at least one device")
-        XCTAssertGreaterThan(expected["ios|accepted"] ?? 0, 0)
-        XCTAssertGreaterThan(expected["android|accepted"] ?? 0, 0)
+        func sent(_ platform: String) -> Int {
+            ["accepted", "delivered", "opened"].reduce(0) { $0 + (expected["\(platform)|\($1)"] ?? 0) }
+        }
+        for platform in ["ios", "android", "web", "huawei"] {
+            XCTAssertGreaterThan(sent(platform), 0, "\(platform) deliveries accepted")
+        }
         XCTAssertGreaterThan((expected["ios|invalid_token"] ?? 0) + (expected["android|invalid_token"] ?? 0), 0)
+        XCTAssertGreaterThan((expected["web|invalid_token"] ?? 0) + (expected["huawei|invalid_token"] ?? 0), 0)
         XCTAssertGreaterThan((expected["ios|rejected"] ?? 0) + (expected["android|rejected"] ?? 0), 0)
+        XCTAssertGreaterThan((expected["web|rejected"] ?? 0) + (expected["huawei|rejected"] ?? 0), 0)
+        // Every accepted Web Push message was opened by the simulator with the subscription's private key.
+        XCTAssertEqual(summary.int("web_push_decrypted"), sent("web"), "each accepted web push decrypted once")
 
         // Now PostgreSQL, read directly.
         let c = try await PostgresConnection.connect(url: database.url, logger: logger)
@@ -66,7 +74,8 @@ final class EndToEndTests: XCTestCase {
             """
             SELECT
               (SELECT count(*) FROM deliveries WHERE status = 'accepted' AND (provider_message_id IS NULL OR attempts < 1 OR accepted_at IS NULL)) AS bad_accepted,
-              (SELECT count(*) FROM deliveries WHERE status = 'invalid_token' AND provider_status NOT IN (410, 404)) AS bad_invalid,
+              (SELECT count(*) FROM deliveries WHERE status = 'invalid_token' AND NOT (provider_status IN (410, 404)
+                   OR (platform = 'huawei' AND provider_status = 200))) AS bad_invalid,
               (SELECT count(*) FROM deliveries WHERE status = 'rejected' AND provider_reason IS NULL) AS rejected_without_reason,
               (SELECT count(*) FROM deliveries WHERE status = 'rejected' AND attempts > 0) AS rejected_after_send,
               (SELECT count(*) FROM deliveries WHERE final_at IS NULL) AS not_final,
@@ -78,13 +87,13 @@ final class EndToEndTests: XCTestCase {
               (SELECT count(DISTINCT kind) FROM intake_rejections) AS rejection_kinds
             """).rows[0]
         XCTAssertEqual(checks.count("bad_accepted"), 0, "accepted rows need a provider message id, an attempt and accepted_at")
-        XCTAssertEqual(checks.count("bad_invalid"), 0, "invalid tokens come from APNs 410 / FCM 404")
+        XCTAssertEqual(checks.count("bad_invalid"), 0, "invalid tokens come from APNs 410 / FCM 404 / Web Push 410 / Push Kit 80300007")
         XCTAssertEqual(checks.count("rejected_without_reason"), 0)
         XCTAssertEqual(checks.count("rejected_after_send"), 0, "malformed tokens are rejected before any send")
         XCTAssertEqual(checks.count("not_final"), 0)
         XCTAssertEqual(checks.count("notifications"), notifications, "no notification missing")
         XCTAssertGreaterThanOrEqual(checks.count("attempts") ?? 0, checks.count("sent") ?? .max, "one attempt row per send at least")
-        let deadTokens = (expected["ios|invalid_token"] ?? 0) + (expected["android|invalid_token"] ?? 0)
+        let deadTokens = expected.filter { $0.key.hasSuffix("|invalid_token") }.values.reduce(0, +)
         XCTAssertEqual(checks.count("invalidated"), deadTokens, "every dead token invalidated in devices")
         XCTAssertEqual(checks.count("rejections"), summary.int("expected_rejections"))
         XCTAssertEqual(summary.counts("dead_letters").values.reduce(0, +), summary.int("expected_rejections"),
@@ -92,7 +101,14 @@ final class EndToEndTests: XCTestCase {
         XCTAssertEqual(checks.count("rejection_kinds"), 3, "undecodable, invalid and unsupported_schema_version are each recorded")
 
         let reasons = try await c.query("SELECT DISTINCT provider_reason FROM deliveries WHERE status = 'invalid_token' ORDER BY 1").rows.compactMap { $0[0] }
-        XCTAssertEqual(Set(reasons), ["Unregistered", "UNREGISTERED"])
+        XCTAssertEqual(Set(reasons), ["Unregistered", "UNREGISTERED", "Gone", "80300007"])
+        // Keys no browser made are refused when sealing, malformed Push Kit tokens at translation.
+        let misreasoned = try await c.query(
+            """
+            SELECT count(*) AS n FROM deliveries WHERE status = 'rejected'
+              AND ((platform = 'web' AND provider_reason <> 'InvalidSubscriptionKeys') OR (platform = 'huawei' AND provider_reason <> 'InvalidToken'))
+            """).rows[0]
+        XCTAssertEqual(misreasoned.count("n"), 0, "web rejections are InvalidSubscriptionKeys, huawei ones InvalidToken")
     }
 }
 

@@ -100,7 +100,7 @@ extension Receipt {
             let app = try text("app", max: 255).get()
             let platformText = try text("platform", max: 16).get()
             guard let platform = Platform(rawValue: platformText) else {
-                return .failure(ReceiptError("invalid: platform must be ios or android", path: "platform"))
+                return .failure(ReceiptError("invalid: platform must be ios, android, web or huawei", path: "platform"))
             }
             let kindText = try text("kind", max: 16).get()
             guard let kind = Kind(rawValue: kindText) else {
