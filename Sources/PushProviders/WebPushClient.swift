@@ -14,12 +14,35 @@ public struct WebPushClientConfiguration: Sendable {
     public var padding: Int
     /// Rate limit and circuit breaker, per push service (endpoint origin).
     public var policy: ProviderClientPolicy
+    /// The push services' hosts an endpoint may name: a host matches an entry
+    /// equal to it or a parent domain of it (`notify.windows.com` admits
+    /// `wns2-by3p.notify.windows.com`). nil admits any host. An endpoint
+    /// comes from a producer's message: without a list, a message could make
+    /// the worker POST to any https host it can reach.
+    public var allowedHosts: [String]?
 
-    public init(vapidPrivateKeyPEM: String, subject: String, padding: Int = 0, policy: ProviderClientPolicy = .webPushDefault) {
+    public init(vapidPrivateKeyPEM: String, subject: String, padding: Int = 0, policy: ProviderClientPolicy = .webPushDefault,
+                allowedHosts: [String]? = nil) {
         self.vapidPrivateKeyPEM = vapidPrivateKeyPEM
         self.subject = subject
         self.padding = padding
         self.policy = policy
+        self.allowedHosts = allowedHosts
+    }
+
+    /// The push services of the browsers in use today: Chrome, Edge (on
+    /// Android), Opera and Samsung Internet use FCM; Firefox Mozilla's
+    /// autopush; Safari Apple's; Edge on Windows WNS.
+    public static let knownPushServiceHosts = [
+        "fcm.googleapis.com", "push.services.mozilla.com", "push.apple.com", "notify.windows.com",
+    ]
+
+    /// Whether `host` (lower-case, as `WebPushEndpoint` gives it) is `allowed` or under one of them.
+    public static func admits(host: String, allowed: [String]) -> Bool {
+        allowed.contains { entry in
+            let entry = entry.lowercased()
+            return host == entry || (host.hasSuffix(entry) && host.utf8.dropLast(entry.utf8.count).last == UInt8(ascii: "."))
+        }
     }
 }
 
@@ -40,6 +63,7 @@ public final class WebPushClient: Sendable {
     private let logger: Logger
     private let policy: ProviderClientPolicy
     private let padding: Int
+    private let allowedHosts: [String]?
     private let guards = Locked<[String: ProviderGuard]>([:])
 
     /// - Throws: `ProviderError.invalidConfiguration` naming the bad key, subject, padding or policy.
@@ -60,6 +84,7 @@ public final class WebPushClient: Sendable {
         self.logger = logger
         self.policy = configuration.policy
         self.padding = configuration.padding
+        self.allowedHosts = configuration.allowedHosts
     }
 
     /// The request as it goes on the wire: the body encrypted for
@@ -74,6 +99,10 @@ public final class WebPushClient: Sendable {
             throw WebPushError.invalid(.invalidP256DH, field: "keys", "the request carries no subscription keys")
         }
         let endpoint = try WebPushEndpoint(request.path)
+        if let allowedHosts, !WebPushClientConfiguration.admits(host: endpoint.host, allowed: allowedHosts) {
+            throw WebPushError.invalid(.endpointNotAllowed, field: "endpoint",
+                                       "\(endpoint.host) is not an allowed push service (webpush.allowed_hosts)")
+        }
         let subscriptionKeys = try WebPushSubscriptionKeys(p256dh: keys.p256dh, auth: keys.auth)
         let plaintextRoom = WebPushTranslator.maxPlaintextBytes - padding
         let padding = request.body.count > plaintextRoom ? max(0, WebPushTranslator.maxPlaintextBytes - request.body.count) : padding
@@ -125,10 +154,5 @@ public final class WebPushClient: Sendable {
     public var isAcceptingWork: Bool {
         let all = guards.withLock { Array($0.values) }
         return all.isEmpty || all.contains { $0.isAcceptingWork }
-    }
-
-    /// True while any push service's circuit is open.
-    public var anyCircuitOpen: Bool {
-        guards.withLock { Array($0.values) }.contains { !$0.isAcceptingWork }
     }
 }

@@ -148,6 +148,7 @@ extension BatchProcessor {
         switch error.kind {
         case .invalidBase64URL, .invalidP256DH, .invalidAuthSecret: "InvalidSubscriptionKeys"
         case .invalidEndpoint: "InvalidEndpoint"
+        case .endpointNotAllowed: "EndpointNotAllowed"
         case .plaintextTooLarge: "PayloadTooLarge"
         case .invalidTopic, .invalidTTL, .invalidParameter: "InvalidRequest"
         case .invalidSubject, .invalidVAPIDKey, .crypto, .decryptionFailed: nil

@@ -102,7 +102,7 @@ final class ProviderRouter: Sendable {
     var anyCircuitOpen: Bool {
         apps.values.contains { clients in
             (clients.apns.map { !$0.isAcceptingWork } ?? false) || (clients.fcm.map { !$0.isAcceptingWork } ?? false)
-                || (clients.webpush?.anyCircuitOpen ?? false) || (clients.hms.map { !$0.isAcceptingWork } ?? false)
+                || (clients.webpush.map { !$0.isAcceptingWork } ?? false) || (clients.hms.map { !$0.isAcceptingWork } ?? false)
         }
     }
 
@@ -145,7 +145,7 @@ final class ProviderRouter: Sendable {
             return try WebPushClient(
                 configuration: WebPushClientConfiguration(
                     vapidPrivateKeyPEM: String(decoding: pem, as: UTF8.self), subject: webpush.subject,
-                    padding: webpush.padding, policy: policy),
+                    padding: webpush.padding, policy: policy, allowedHosts: webpush.allowedHosts),
                 http: try http.client(for: "webpush"), logger: logger)
         } catch let error as ProviderError {
             throw ConfigurationError(key: "apps.\(name).webpush", problem: "\(error)")

@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushProviders
 
 /// Everything a worker needs, from one JSON file plus `PUSHFLEET_*`
 /// environment overrides. Validated at start; errors name the key.
@@ -152,6 +153,9 @@ public struct WorkerConfiguration: Sendable {
         public var padding = 0
         /// A send rate ceiling per push service (nil: none; a 429 still slows it down).
         public var rateLimitPerSecond: Int?
+        /// `allowed_hosts`: the push services endpoints may name (a host or a
+        /// parent domain each; default: the browsers' known push services).
+        public var allowedHosts = WebPushClientConfiguration.knownPushServiceHosts
     }
 
     /// `apps.<app>.hms`: the app's Huawei Push Kit credentials.
@@ -363,6 +367,12 @@ extension WorkerConfiguration.App {
                 throw ConfigurationError(key: path + "webpush.padding", problem: "must be 0...\(WebPushTranslator.maxPlaintextBytes)")
             }
             webpush.rateLimitPerSecond = try wr.positiveInt("rate_limit_per_second")
+            if let hosts = try wr.stringArray("allowed_hosts") {
+                guard !hosts.isEmpty, hosts.allSatisfy({ !$0.isEmpty && !$0.contains(where: { $0 == "/" || $0 == ":" || $0.isWhitespace }) }) else {
+                    throw ConfigurationError(key: path + "webpush.allowed_hosts", problem: "must be a non-empty list of host names (no scheme, path or spaces)")
+                }
+                webpush.allowedHosts = hosts.map { $0.lowercased() }
+            }
             app.webpush = webpush
         }
         if let h = r.object("hms") {
@@ -407,6 +417,15 @@ struct ConfigReader {
         guard let n = try int(key) else { return nil }
         guard n > 0 else { throw ConfigurationError(key: path + key, problem: "must be a positive integer") }
         return n
+    }
+
+    func stringArray(_ key: String) throws -> [String]? {
+        guard let v = json[key], v != .null else { return nil }
+        guard case .array(let items) = v else { throw ConfigurationError(key: path + key, problem: "must be an array of strings") }
+        return try items.map { item in
+            guard let s = item.stringValue else { throw ConfigurationError(key: path + key, problem: "must be an array of strings") }
+            return s
+        }
     }
 
     func required(_ key: String) throws -> String {

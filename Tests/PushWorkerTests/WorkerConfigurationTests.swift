@@ -1,4 +1,5 @@
 import Foundation
+import PushProviders
 import XCTest
 @testable import PushWorker
 
@@ -93,5 +94,48 @@ final class WorkerConfigurationTests: XCTestCase {
         XCTAssertEqual(e.key, "--config")
         XCTAssertTrue(e.problem.contains("not valid JSON"), e.problem)
         XCTAssertTrue(e.description.hasPrefix("configuration error at --config"), e.description)
+    }
+
+    func testWebPushAndPushKitSections() throws {
+        let path = try write("""
+            {"apps": {"site": {"webpush": {"vapid_private_key_path": "/s/vapid.pem", "subject": "mailto:ops@example.com"},
+                               "hms": {"app_id": "106950123", "client_secret_path": "/s/hms"}},
+                      "lab": {"webpush": {"vapid_private_key_path": "/s/v.pem", "subject": "https://example.com",
+                                          "padding": 16, "allowed_hosts": ["Push.Example.NET"], "rate_limit_per_second": 50}}}}
+            """)
+        let config = try WorkerConfiguration.load(path: path, environment: [:])
+        XCTAssertEqual(config.apps["site"]?.webpush?.subject, "mailto:ops@example.com")
+        XCTAssertEqual(config.apps["site"]?.webpush?.allowedHosts, WebPushClientConfiguration.knownPushServiceHosts,
+                       "by default only the browsers' push services")
+        XCTAssertEqual(config.apps["site"]?.hms?.appID, "106950123")
+        XCTAssertEqual(config.apps["site"]?.hms?.baseURL, "https://push-api.cloud.huawei.com")
+        XCTAssertEqual(config.apps["lab"]?.webpush?.padding, 16)
+        XCTAssertEqual(config.apps["lab"]?.webpush?.allowedHosts, ["push.example.net"])
+        XCTAssertEqual(config.apps["lab"]?.webpush?.rateLimitPerSecond, 50)
+
+        let bad: [(String, String)] = [
+            (#"{"webpush": {"subject": "mailto:a@b"}}"#, "apps.x.webpush.vapid_private_key_path"),
+            (#"{"webpush": {"vapid_private_key_path": "/k", "subject": "mailto:a@b", "padding": 5000}}"#, "apps.x.webpush.padding"),
+            (#"{"webpush": {"vapid_private_key_path": "/k", "subject": "mailto:a@b", "allowed_hosts": []}}"#, "apps.x.webpush.allowed_hosts"),
+            (#"{"webpush": {"vapid_private_key_path": "/k", "subject": "mailto:a@b", "allowed_hosts": ["https://x"]}}"#, "apps.x.webpush.allowed_hosts"),
+            (#"{"webpush": {"vapid_private_key_path": "/k", "subject": "mailto:a@b", "allowed_hosts": [1]}}"#, "apps.x.webpush.allowed_hosts"),
+            (#"{"hms": {"app_id": "abc", "client_secret_path": "/s"}}"#, "apps.x.hms.app_id"),
+            (#"{"hms": {"app_id": "1"}}"#, "apps.x.hms.client_secret_path"),
+        ]
+        for (app, key) in bad {
+            let e = try loadError(#"{"apps": {"x": \#(app)}}"#)
+            XCTAssertEqual(e.key, key, app)
+        }
+    }
+
+    func testAPushServiceHostMatchesItselfOrAParentDomainOnly() {
+        let allowed = ["notify.windows.com", "fcm.googleapis.com"]
+        XCTAssertTrue(WebPushClientConfiguration.admits(host: "fcm.googleapis.com", allowed: allowed))
+        XCTAssertTrue(WebPushClientConfiguration.admits(host: "wns2-by3p.notify.windows.com", allowed: allowed))
+        XCTAssertFalse(WebPushClientConfiguration.admits(host: "evilnotify.windows.com", allowed: allowed))
+        XCTAssertFalse(WebPushClientConfiguration.admits(host: "fcm.googleapis.com.evil.example", allowed: allowed))
+        XCTAssertFalse(WebPushClientConfiguration.admits(host: "10.0.0.1", allowed: allowed))
+        XCTAssertEqual(try WebPushEndpoint("https://[::1]:8443/wp/x").host, "[::1]")
+        XCTAssertEqual(try WebPushEndpoint("https://Push.Example.NET/wp/x").host, "push.example.net")
     }
 }

@@ -9,6 +9,13 @@ public struct WebPushEndpoint: Sendable, Equatable {
     /// `https://host[:port]`: lower-case host, default port 443 left out (RFC 6454 §6.1).
     public let origin: String
 
+    /// The origin's host: lower-case, an IPv6 literal in brackets, no port.
+    public var host: String {
+        let rest = origin.dropFirst("https://".count)
+        if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") { return String(rest[...close]) }
+        return String(rest.split(separator: ":", maxSplits: 1).first ?? rest)
+    }
+
     /// Validates `url` (`WebPushEndpointRules`, as intake does); throws `.invalidEndpoint` saying what is wrong.
     public init(_ url: String) throws(WebPushError) {
         switch WebPushEndpointRules.origin(of: url) {

@@ -15,6 +15,8 @@ public struct WebPushError: Error, CustomStringConvertible, Sendable {
         case plaintextTooLarge(size: Int, limit: Int)
         /// The endpoint is not an https URL with a host and no userinfo or fragment.
         case invalidEndpoint
+        /// The endpoint's host is not one of the push services the app allows.
+        case endpointNotAllowed
         /// `Topic` is empty, longer than 32 characters or outside the base64url alphabet.
         case invalidTopic
         /// `TTL` is negative.

@@ -5,11 +5,12 @@ extension WorkerMetrics {
     /// Brings the provider metrics up to one client's cumulative `stats()`:
     /// `pushfleet_token_refreshes_total`, `pushfleet_rate_limited_total` and
     /// `pushfleet_resent_without_status_total{reason}` grow by what was added since
-    /// the previous call for the same provider and app, and
+    /// the previous call for the same provider, app and host (Web Push keeps
+    /// one set of counters per push service), and
     /// `pushfleet_circuit_state{host}` takes the breaker's state. Call it for
-    /// every app's APNs and FCM client before each scrape.
+    /// every app's provider clients before each scrape.
     public func export(_ stats: ProviderClientStats, provider: Provider, app: String, host: String) {
-        let key = ProviderKey(provider: provider, app: app)
+        let key = ProviderKey(provider: provider, app: app, host: host)
         exportedProviders.withLock { previous in
             let last = previous[key] ?? ProviderClientStats()
             let refreshes = stats.tokenRefreshes - last.tokenRefreshes
@@ -31,5 +32,6 @@ extension WorkerMetrics {
     struct ProviderKey: Hashable {
         var provider: Provider
         var app: String
+        var host: String
     }
 }

@@ -23,6 +23,8 @@ extension WorkerMetrics {
             var providers: [Provider] = []
             if settings.apns != nil { providers.append(.apns) }
             if settings.fcm != nil { providers.append(.fcm) }
+            if settings.webpush != nil { providers.append(.webpush) }
+            if settings.hms != nil { providers.append(.hms) }
             for provider in providers {
                 counter(MetricNames.tokenRefreshes, [("provider", provider.rawValue), label("app", app)]).increment(by: 0)
                 counter(MetricNames.rateLimited, [("provider", provider.rawValue), label("app", app)]).increment(by: 0)
