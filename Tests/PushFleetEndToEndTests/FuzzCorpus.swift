@@ -59,17 +59,22 @@ struct FuzzCorpus {
     }
 
     /// `control`: the same shape with every "hostile" message left valid (the harness checked on its own).
-    init(hostile count: Int, seed: UInt64, partitions: [String: Int], control: Bool = false) throws {
+    /// `webOrigin`: where the examples' browser subscriptions (`https://push.example.net/wp/…`) are pointed.
+    init(hostile count: Int, seed: UInt64, partitions: [String: Int], control: Bool = false, webOrigin: String? = nil) throws {
         rng = FuzzRandom(seed: seed)
         self.partitions = partitions
         // The examples' own times age out of the worker's created_at window (28 days): move
         // them to now, so the mutants of valid messages keep reaching translation and sending.
         let soon = Timestamps.format(Date().addingTimeInterval(86_400))
+        func pointed(_ bytes: [UInt8]) -> [UInt8] {
+            guard let webOrigin else { return bytes }
+            return Array(String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "https://push.example.net", with: webOrigin).utf8)
+        }
         let notifications = try Self.examples("valid").map {
-            Self.replaceValue(of: "expires_at", in: Self.replaceValue(of: "created_at", in: $0, with: now), with: soon)
+            pointed(Self.replaceValue(of: "expires_at", in: Self.replaceValue(of: "created_at", in: $0, with: now), with: soon))
         }
         let receipts = try Self.examples("receipts/valid").map { Self.replaceValue(of: "at", in: $0, with: now) }
-        let devices = try Self.examples("devices/valid").map { Self.replaceValue(of: "at", in: $0, with: now) }
+        let devices = try Self.examples("devices/valid").map { pointed(Self.replaceValue(of: "at", in: $0, with: now)) }
         guard !notifications.isEmpty, !receipts.isEmpty, !devices.isEmpty else { throw TestFailure("no valid examples found") }
 
         // Every numeric field and every timestamp of every intake example, each with a hostile value.

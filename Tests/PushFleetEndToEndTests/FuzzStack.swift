@@ -84,8 +84,15 @@ final class FuzzStack {
     private(set) var simulator: FuzzProcess?
     private(set) var workers: [FuzzProcess] = []
 
+    /// The simulator's port, chosen before the corpus is made: the examples'
+    /// browser subscriptions are pointed at it (`webOrigin`).
+    let simulatorPort: Int
+    var webOrigin: String { "https://127.0.0.1:\(simulatorPort)" }
+    static let hmsAppID = "104937261"
+
     init(binary: String, database: TestDatabase, hostile: Int) throws {
         topicPartitions = Self.topicPartitions(hostile: hostile)
+        simulatorPort = try Self.freePort()
         self.binary = binary
         self.database = database
         directory = NSTemporaryDirectory() + "e2e-fuzz-\(UUID().uuidString)"
@@ -110,7 +117,7 @@ final class FuzzStack {
             && openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out fcm.pem 2>/dev/null \
             && openssl pkey -in fcm.pem -pubout -out fcm.pub
             """)
-        let port = try Self.freePort()
+        let port = simulatorPort
         let apnsPublic = try read("apns.pub"), fcmPublic = try read("fcm.pub"), fcmPrivate = try read("fcm.pem")
         let email = "fuzz@pushfleet-fuzz.iam.gserviceaccount.com"
         try write("simulator.json", json([
@@ -118,7 +125,9 @@ final class FuzzStack {
             "apnsKeys": [["keyID": "FUZZKEY001", "teamID": "FUZZTEAM01", "publicKeyPEM": apnsPublic, "topics": [String]()]],
             "fcmAccounts": [["clientEmail": email, "privateKeyID": "fuzzkey", "projectID": "pushfleet-fuzz", "publicKeyPEM": fcmPublic]],
             "apnsTokenUpdateAllowance": 100,
+            "hmsApps": [["appId": Self.hmsAppID, "clientSecret": "fuzz-hms-secret"]],
         ]))
+        try write("hms-secret", "fuzz-hms-secret")
         simulator = try FuzzProcess(name: "simulator", binary, ["simulate", "--config", directory + "/simulator.json",
                                                                  "--ca-out", directory + "/ca.pem", "--log-level", "warning"],
                                     logPath: directory + "/simulator.log")
@@ -148,6 +157,11 @@ final class FuzzStack {
             "apps": [Self.app: [
                 "apns": ["topic": Self.app, "team_id": "FUZZTEAM01", "key_id": "FUZZKEY001", "key_path": directory + "/apns.p8", "base_url": base],
                 "fcm": ["service_account_path": directory + "/service-account.json", "base_url": base],
+                // The examples' subscriptions point at the simulator, which decrypts what it accepts.
+                "webpush": ["vapid_private_key_path": directory + "/apns.p8", "subject": "mailto:fuzz@pushfleet.invalid",
+                            "allowed_hosts": ["127.0.0.1"]],
+                "hms": ["app_id": Self.hmsAppID, "client_secret_path": directory + "/hms-secret", "base_url": base,
+                        "token_url": base + "/oauth2/v3/token"],
             ]],
         ]))
         for index in 0..<workerCount {

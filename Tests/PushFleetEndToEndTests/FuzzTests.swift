@@ -45,7 +45,8 @@ final class FuzzTests: XCTestCase {
     private func fuzz(_ stack: FuzzStack, count: Int, seed: UInt64, logger: Logger) async throws -> Bool {
         let started = ContinuousClock.now
         let partitions = Dictionary(uniqueKeysWithValues: stack.topicPartitions)
-        let corpus = try FuzzCorpus(hostile: count, seed: seed, partitions: partitions, control: ProcessInfo.processInfo.environment["FUZZ_CONTROL"] == "1")
+        let corpus = try FuzzCorpus(hostile: count, seed: seed, partitions: partitions, control: ProcessInfo.processInfo.environment["FUZZ_CONTROL"] == "1",
+                                    webOrigin: stack.webOrigin)
         // The mock cluster keeps ~5 MiB per partition: a corpus beyond that would lose messages silently.
         var bytesPerPartition: [String: Int] = [:]
         for m in corpus.messages { bytesPerPartition["\(m.topic)/\(m.partition)", default: 0] += m.value.count + 100 }
