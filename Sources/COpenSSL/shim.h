@@ -1,6 +1,7 @@
 #ifndef COPENSSL_SHIM_H
 #define COPENSSL_SHIM_H
 #include <openssl/evp.h>
+#include <openssl/params.h>
 #include <openssl/pem.h>
 #include <openssl/err.h>
 #include <openssl/ec.h>
@@ -9,4 +10,6 @@
 #include <openssl/bio.h>
 #include <openssl/x509.h>
 #include <openssl/pkcs12.h>
+/* EVP_PKEY_PUBLIC_KEY is a macro of macros, which Swift does not import. */
+static const int COpenSSL_EVP_PKEY_PUBLIC_KEY = EVP_PKEY_PUBLIC_KEY;
 #endif

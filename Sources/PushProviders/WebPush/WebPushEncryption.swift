@@ -50,8 +50,7 @@ public enum WebPushEncryption {
                 "\(size) bytes of plaintext and padding exceed \(maxPlaintextSize) (4096-byte body)")
         }
         guard salt.count == 16 else { throw WebPushError.invalid(.invalidParameter, field: "salt", "must be 16 bytes") }
-        let userAgent = try P256PublicKey(uncompressed: keys.p256dh, field: "keys.p256dh")
-        let ecdhSecret = try ephemeralKey.sharedSecret(with: userAgent)
+        let ecdhSecret = try ephemeralKey.sharedSecret(with: keys.publicKey)
         let ikm = try inputKeyingMaterial(
             ecdhSecret: ecdhSecret, authSecret: keys.auth, userAgentPublic: keys.p256dh,
             serverPublic: ephemeralKey.publicKey)

@@ -6,6 +6,8 @@ public struct WebPushSubscriptionKeys: Sendable, Equatable {
     public let p256dh: [UInt8]
     /// The authentication secret, 16 bytes.
     public let auth: [UInt8]
+    /// `p256dh` as OpenSSL holds it, parsed once for validation and encryption.
+    let publicKey: P256PublicKey
 
     /// From the base64url text of the subscription JSON.
     public init(p256dh: String, auth: String) throws(WebPushError) {
@@ -20,12 +22,16 @@ public struct WebPushSubscriptionKeys: Sendable, Equatable {
 
     /// From raw bytes.
     public init(p256dh: [UInt8], auth: [UInt8]) throws(WebPushError) {
-        _ = try P256PublicKey(uncompressed: p256dh, field: "keys.p256dh")
+        publicKey = try P256PublicKey(uncompressed: p256dh, field: "keys.p256dh")
         guard auth.count == 16 else {
             throw WebPushError.invalid(
                 .invalidAuthSecret, field: "keys.auth", "expected 16 bytes, got \(auth.count)")
         }
         self.p256dh = p256dh
         self.auth = auth
+    }
+
+    public static func == (lhs: WebPushSubscriptionKeys, rhs: WebPushSubscriptionKeys) -> Bool {
+        lhs.p256dh == rhs.p256dh && lhs.auth == rhs.auth
     }
 }
