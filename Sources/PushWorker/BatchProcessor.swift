@@ -123,6 +123,7 @@ final class BatchProcessor: Sendable {
         let devices = try await store.devices(of: users)
         // The created_at each id's ledger rows are filed under (the first one seen).
         let (ledgerCreatedAt, knownIDs) = try await ledgerTimes(of: decoded)
+        outcome.idsNewToLedger = Set(decoded.map(\.notification.id)).subtracting(knownIDs)
         var items: [WorkItem] = []
         var lookups: [Int] = []  // indexes of direct token recipients the registry is asked about
         var seen = Set<DeliveryKey>()

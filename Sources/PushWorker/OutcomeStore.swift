@@ -115,10 +115,21 @@ final class OutcomeStore: Sendable {
             // The common batch: deliveries and attempts in one statement (one round
             // trip, atomic on its own) instead of BEGIN, two inserts and COMMIT.
             if !deliveries.isEmpty || !outcome.attempts.isEmpty {
+                let binds = Self.deliveryBinds(deliveries) + Self.attemptBinds(outcome.attempts, worker: workerID)
+                    + Self.notificationIDBinds(deliveries)
+                // A campaign's batches are all new ids: plain inserts, and the upsert
+                // only if a row turned up since the lookup (a previous owner's write).
+                let fresh = !deliveries.isEmpty && deliveries.allSatisfy { outcome.idsNewToLedger.contains($0.key.notificationID) }
                 _ = try await pool.withConnection { connection in
-                    try await connection.query(prepared: Self.deliveriesAndAttemptsSQL,
-                                               Self.deliveryBinds(deliveries) + Self.attemptBinds(outcome.attempts, worker: workerID)
-                                                   + Self.notificationIDBinds(deliveries))
+                    if fresh {
+                        do {
+                            return try await connection.query(prepared: Self.freshDeliveriesAndAttemptsSQL, binds)
+                        } catch let error as PostgresError where error.sqlState == "23505" {
+                            logger.info("ledger rows appeared since the batch's lookup; written with the upsert",
+                                        metadata: ["postgres.detail": "\(error.detail ?? error.message)"])
+                        }
+                    }
+                    return try await connection.query(prepared: Self.deliveriesAndAttemptsSQL, binds)
                 }
             }
             observer.batchCommitted(seconds: (ContinuousClock.now - started).seconds)

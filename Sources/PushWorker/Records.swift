@@ -107,6 +107,11 @@ struct BatchOutcome: Sendable {
     /// The message each notification of the batch came from, so a record
     /// PostgreSQL refuses can be rejected against it.
     var origins: [UUID: MessageOrigin] = [:]
+    /// Notification ids `notification_ids` did not hold when the batch looked
+    /// them up: they had no `deliveries` row then, so their rows are written
+    /// with plain inserts (`OutcomeStore.write` falls back to the upsert if
+    /// another writer got there first).
+    var idsNewToLedger: Set<UUID> = []
     /// Replayed deliveries not sent again because the ledger already had them final.
     var suppressed = 0
     /// Retry and dead-letter messages to produce before the offsets may be stored.
@@ -125,6 +130,7 @@ struct BatchOutcome: Sendable {
         deviceOrigins += other.deviceOrigins
         origins.merge(other.origins) { first, _ in first }
         suppressed += other.suppressed
+        idsNewToLedger.formUnion(other.idsNewToLedger)
         outgoing += other.outgoing
         retryNeeds += other.retryNeeds
         cancelled = cancelled || other.cancelled
