@@ -146,8 +146,11 @@ public final class WebPushClient: Sendable {
     }
 
     /// Counters per push service origin, for metrics.
+    /// Keyed by the origin without `https://` (`updates.push.services.mozilla.com`):
+    /// metric labels keep 40 characters, and Firefox's origin with its scheme is 41.
     public func stats() -> [(host: String, stats: ProviderClientStats)] {
-        guards.withLock { $0.map { ($0.key, $0.value) } }.sorted { $0.0 < $1.0 }.map { ($0.0, $0.1.snapshot()) }
+        guards.withLock { $0.map { (String($0.key.dropFirst("https://".count)), $0.value) } }
+            .sorted { $0.0 < $1.0 }.map { ($0.0, $0.1.snapshot()) }
     }
 
     /// False while every push service's circuit is open (and at least one is known).
