@@ -195,6 +195,31 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
         }
     }
 
+    func testA429FromAPushServiceGoesToARetryTierWithTheSubscriptionItNeeds() async throws {
+        let stack = try await Self.stack()
+        do {
+            let store = OutcomeStore(pool: stack.pool, logger: AnalyticsDatabase.logger)
+            let slow = SimulatorWebPushSubscriptions.subscription(id: "ratelimited-tab", origin: stack.origin)
+            let subscription = Self.subscriptionJSON(endpoint: slow.endpoint, p256dh: slow.p256dh, auth: slow.auth)
+            let outcome = try await stack.processor(store).process([Self.message(
+                #"{"platform": "web", "subscription": \#(subscription)}, {"token": "flow-IQAAAACy0busy", "platform": "huawei"}"#)])
+            XCTAssertEqual(Set(outcome.deliveries.map { "\($0.platform?.rawValue ?? "")|\($0.status.rawValue)" }),
+                           ["web|retrying", "huawei|retrying"])
+            XCTAssertEqual(outcome.outgoing.count, 1, "the notification's recipients due on the same tier travel together")
+            // What goes back through the retry tier carries the browser's keys, so the next try can encrypt.
+            let retried = try outcome.outgoing.map { try PushNotification.decode($0.value).get() }.flatMap(\.recipients)
+            XCTAssertTrue(retried.contains(Recipient(endpoint: slow.endpoint, keys: WebPushKeys(p256dh: slow.p256dh, auth: slow.auth))),
+                          "\(retried)")
+            XCTAssertTrue(retried.contains(Recipient(token: "flow-IQAAAACy0busy", platform: .huawei)))
+            XCTAssertEqual(retried.count, 2)
+            XCTAssertTrue(outcome.outgoing.allSatisfy { $0.topic.hasPrefix("push.retry.") }, "\(outcome.outgoing.map(\.topic))")
+            try await stack.close()
+        } catch {
+            try? await stack.close()
+            throw error
+        }
+    }
+
     func testRegistryMessagesForBrowsersAreCheckedLikeIntake() {
         func decode(_ json: String) -> [String] {
             switch DeviceEvent.decode(Array(json.utf8)) {
