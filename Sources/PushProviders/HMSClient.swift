@@ -5,8 +5,11 @@ import PushHTTP
 
 /// Where and as whom an `HMSClient` sends.
 public struct HMSClientConfiguration: Sendable {
-    /// The app id (OAuth client id): the path's `<appId>` and the grant's `client_id`.
+    /// The app id: the path's `<appId>`, and the grant's `client_id` unless `clientID` is set.
     public var appID: String
+    /// The OAuth 2.0 client id, where AppGallery Connect gives one apart from
+    /// the app id (project-level credentials); nil uses the app id.
+    public var clientID: String?
     /// The app secret (OAuth client secret).
     public var clientSecret: String
     /// Scheme + host (+ port), no trailing slash; default `https://push-api.cloud.huawei.com`.
@@ -19,9 +22,10 @@ public struct HMSClientConfiguration: Sendable {
     public init(
         appID: String, clientSecret: String, baseURL: String = "https://push-api.cloud.huawei.com",
         tokenURL: String = "https://oauth-login.cloud.huawei.com/oauth2/v3/token",
-        policy: ProviderClientPolicy = .hmsDefault
+        policy: ProviderClientPolicy = .hmsDefault, clientID: String? = nil
     ) {
         self.appID = appID
+        self.clientID = clientID
         self.clientSecret = clientSecret
         self.baseURL = baseURL
         self.tokenURL = tokenURL
@@ -65,7 +69,8 @@ public final class HMSClient: Sendable {
         logger[metadataKey: "hms.app_id"] = "\(configuration.appID)"
         self.logger = logger
         self.tokens = HMSAccessTokenProvider(
-            appID: configuration.appID, clientSecret: configuration.clientSecret, tokenURL: configuration.tokenURL,
+            appID: configuration.clientID ?? configuration.appID, clientSecret: configuration.clientSecret,
+            tokenURL: configuration.tokenURL,
             http: http, now: now, logger: logger)
         self.guardian = try ProviderGuard(host: baseURL, policy: configuration.policy, logger: logger)
     }

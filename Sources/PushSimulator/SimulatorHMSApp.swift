@@ -5,17 +5,20 @@ public struct SimulatorHMSApp: Sendable, Codable, Equatable {
     public var appID: String
     /// The app secret (OAuth client secret).
     public var clientSecret: String
+    /// The OAuth client id grants must name, when it is not the app id.
+    public var clientID: String?
     /// Lifetime of the access tokens issued (Push Kit's: 3600 s); tests shorten it to see a token expire.
     public var tokenLifetimeSeconds: Int
 
-    public init(appID: String, clientSecret: String, tokenLifetimeSeconds: Int = 3600) {
+    public init(appID: String, clientSecret: String, tokenLifetimeSeconds: Int = 3600, clientID: String? = nil) {
         self.appID = appID
+        self.clientID = clientID
         self.clientSecret = clientSecret
         self.tokenLifetimeSeconds = tokenLifetimeSeconds
     }
 
     private enum CodingKeys: String, CodingKey {
-        case appID = "appId", clientSecret, tokenLifetimeSeconds
+        case appID = "appId", clientSecret, tokenLifetimeSeconds, clientID = "clientId"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -23,5 +26,6 @@ public struct SimulatorHMSApp: Sendable, Codable, Equatable {
         appID = try container.decode(String.self, forKey: .appID)
         clientSecret = try container.decode(String.self, forKey: .clientSecret)
         tokenLifetimeSeconds = try container.decodeIfPresent(Int.self, forKey: .tokenLifetimeSeconds) ?? 3600
+        clientID = try container.decodeIfPresent(String.self, forKey: .clientID)
     }
 }

@@ -66,7 +66,7 @@ public final class SimulatorRules: Sendable {
         self.apnsKeys = apnsKeys
         self.fcmAccounts = fcmAccounts
         self.webPush = try SimulatorWebPush(configuration: configuration)
-        self.hmsApps = Dictionary(configuration.hmsApps.map { ($0.appID, $0) }, uniquingKeysWith: { first, _ in first })
+        self.hmsApps = Dictionary(configuration.hmsApps.map { ($0.clientID ?? $0.appID, $0) }, uniquingKeysWith: { first, _ in first })
         self.fastMode = configuration.fastMode
         self.apnsEnvironment = configuration.apnsEnvironment
         self.tokenUpdateAllowance = configuration.apnsTokenUpdateAllowance

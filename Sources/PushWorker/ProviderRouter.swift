@@ -163,7 +163,7 @@ final class ProviderRouter: Sendable {
             return try HMSClient(
                 configuration: HMSClientConfiguration(
                     appID: hms.appID, clientSecret: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
-                    baseURL: hms.baseURL, tokenURL: hms.tokenURL, policy: policy),
+                    baseURL: hms.baseURL, tokenURL: hms.tokenURL, policy: policy, clientID: hms.clientID),
                 http: try http.client(for: "hms"), logger: logger)
         } catch let error as ProviderError {
             throw ConfigurationError(key: "apps.\(name).hms", problem: "\(error)")

@@ -164,6 +164,8 @@ public struct WorkerConfiguration: Sendable {
         public var appID: String
         /// Path to a file holding the app secret (OAuth client secret).
         public var clientSecretPath: String
+        /// `client_id`: the OAuth 2.0 client id when it differs from the app id (nil: the app id).
+        public var clientID: String?
         public var baseURL = "https://push-api.cloud.huawei.com"
         public var tokenURL = "https://oauth-login.cloud.huawei.com/oauth2/v3/token"
         /// This app's Push Kit send rate ceiling (nil: none; 503 flow control still slows it down).
@@ -383,6 +385,12 @@ extension WorkerConfiguration.App {
             }
             hms.baseURL = try hr.string("base_url") ?? hms.baseURL
             hms.tokenURL = try hr.string("token_url") ?? hms.tokenURL
+            if let clientID = try hr.string("client_id") {
+                guard !clientID.isEmpty, clientID.utf8.count <= 128, clientID.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                    throw ConfigurationError(key: path + "hms.client_id", problem: "must be 1-128 printable characters without spaces")
+                }
+                hms.clientID = clientID
+            }
             hms.rateLimitPerSecond = try hr.positiveInt("rate_limit_per_second")
             app.hms = hms
         }

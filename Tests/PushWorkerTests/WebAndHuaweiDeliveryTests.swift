@@ -49,11 +49,11 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
         }
     }
 
-    static func stack() async throws -> Stack {
+    static func stack(hmsClientID: String? = nil) async throws -> Stack {
         let vapid = DevCredentials.makeAPNsKey()  // a P-256 key pair, as VAPID signs with
         let inbox = SimulatorWebPushInbox()
         var simulatorConfiguration = SimulatorConfiguration(
-            webPushInbox: inbox, hmsApps: [SimulatorHMSApp(appID: hmsAppID, clientSecret: hmsSecret)])
+            webPushInbox: inbox, hmsApps: [SimulatorHMSApp(appID: hmsAppID, clientSecret: hmsSecret, clientID: hmsClientID)])
         simulatorConfiguration.webPushVAPIDKeys = [try VAPIDSigner(privateKeyPEM: vapid.privateKeyPEM, subject: "mailto:t@example.com").publicKeyBase64URL]
         let simulator = PushSimulator(configuration: simulatorConfiguration, logger: AnalyticsDatabase.logger)
         try await simulator.start()
@@ -67,6 +67,7 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
         var webpush = WorkerConfiguration.WebPush(vapidPrivateKeyPath: dir + "/vapid.pem", subject: "mailto:t@example.com")
         webpush.allowedHosts = ["127.0.0.1"]
         var hms = WorkerConfiguration.HMS(appID: hmsAppID, clientSecretPath: dir + "/hms-secret")
+        hms.clientID = hmsClientID
         hms.baseURL = "https://127.0.0.1:\(simulator.port)"
         hms.tokenURL = "https://127.0.0.1:\(simulator.port)/oauth2/v3/token"
         configuration.apps[app] = .init(webpush: webpush, hms: hms)
@@ -213,6 +214,20 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
             XCTAssertTrue(retried.contains(Recipient(token: "flow-IQAAAACy0busy", platform: .huawei)))
             XCTAssertEqual(retried.count, 2)
             XCTAssertTrue(outcome.outgoing.allSatisfy { $0.topic.hasPrefix("push.retry.") }, "\(outcome.outgoing.map(\.topic))")
+            try await stack.close()
+        } catch {
+            try? await stack.close()
+            throw error
+        }
+    }
+
+    func testPushKitCredentialsWithAnOAuthClientIDApartFromTheAppID() async throws {
+        let stack = try await Self.stack(hmsClientID: "108765432109876")
+        do {
+            let store = OutcomeStore(pool: stack.pool, logger: AnalyticsDatabase.logger)
+            let outcome = try await stack.processor(store).process([Self.message(#"{"token": "IQAAAACy0client", "platform": "huawei"}"#)])
+            XCTAssertEqual(outcome.deliveries.map(\.status), [.accepted], "\(outcome.deliveries)")
+            XCTAssertEqual(stack.simulator.stats().tokensIssued, 1, "the grant named the client id, the send the app id")
             try await stack.close()
         } catch {
             try? await stack.close()
