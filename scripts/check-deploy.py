@@ -44,6 +44,9 @@ DASHBOARD_MUST_SHOW = [
 # Worker shutdown budget when the config does not say: drain, revoke drain, close watchdog.
 DEFAULT_DRAIN, DEFAULT_REVOKE, CLOSE_WATCHDOG = 20, 10, 10
 SECRETS_DIR = "/etc/pushfleet/secrets"
+# The per-app keys that name a secret file (each provider's credentials).
+SECRET_FILE_KEYS = (("apns", "key_path"), ("fcm", "service_account_path"),
+                    ("webpush", "vapid_private_key_path"), ("hms", "client_secret_path"))
 CORE_API_GROUPS = ("v1", "apps/", "batch/", "policy/")
 
 
@@ -173,7 +176,7 @@ def check_config(c, docs):
     listen = (config.get("observability") or {}).get("listen", "0.0.0.0:9464")
     c.check(re.fullmatch(r".*:\d{1,5}", str(listen)), f, f"observability.listen {listen!r} is not host:port")
     for app, app_cfg in (config.get("apps") or {}).items():
-        for section, key in (("apns", "key_path"), ("fcm", "service_account_path")):
+        for section, key in SECRET_FILE_KEYS:
             p = ((app_cfg or {}).get(section) or {}).get(key)
             if p is not None:
                 c.check(str(p).startswith(SECRETS_DIR + "/"), f, f"apps.{app}.{section}.{key} {p} is not under {SECRETS_DIR}/")
@@ -306,7 +309,7 @@ def check_deployment(c, docs, config, cm):
     c.check(secret_mount and ((volumes.get(secret_mount.get("name")) or {}).get("secret") or {}).get("secretName") in secret_names,
             f, f"the Secret is not mounted at {SECRETS_DIR}")
     for app, app_cfg in (config.get("apps") or {}).items():
-        for section, key in (("apns", "key_path"), ("fcm", "service_account_path")):
+        for section, key in SECRET_FILE_KEYS:
             p = ((app_cfg or {}).get(section) or {}).get(key)
             if p and str(p).startswith(SECRETS_DIR + "/"):
                 c.check(os.path.basename(p) in secrets, c.path("deploy", "kubernetes", "secret.example.yaml"),
