@@ -34,7 +34,8 @@ extension BatchProcessor {
         case .failure(let error):
             if let webPush = error as? WebPushError, let reason = Self.unsendableReason(webPush) {
                 // Sealing refused the message before any request: keys no browser made (a point
-                // off the curve) or a payload that padding pushed past one record. Final, no attempt.
+                // off the curve), an endpoint outside the allowed push services, or a payload
+                // that padding pushed past one record. Final, no attempt.
                 outcome.deliveries.append(record(item, status: .rejected, reason: reason, detail: webPush.message, at: Date()))
                 return outcome
             }
