@@ -34,9 +34,14 @@ public struct HMSClientConfiguration: Sendable {
 }
 
 extension ProviderClientPolicy {
-    /// Push Kit: no client-side rate limit (its 503 flow control still
-    /// opens the breaker), default breaker.
-    public static let hmsDefault = ProviderClientPolicy(rateLimit: .apnsDefault)
+    /// Push Kit: no client-side rate limit until it asks for one: a 503 is
+    /// its flow control ("the message sending rate is too high"), so it
+    /// slows the limiter down as a 429 does, instead of opening the breaker.
+    public static let hmsDefault: ProviderClientPolicy = {
+        var policy = ProviderClientPolicy(rateLimit: .apnsDefault)
+        policy.throttleStatuses = [429, 503]
+        return policy
+    }()
 }
 
 /// Sends Push Kit `messages:send` requests for one app with an app-level

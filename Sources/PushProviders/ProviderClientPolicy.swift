@@ -13,6 +13,10 @@ public struct ProviderClientPolicy: Sendable, Equatable {
     /// How often a request that got no HTTP status after GOAWAY, a reset or a
     /// refused stream is re-sent at once before the error is thrown.
     public var maxResendsWithoutStatus: Int
+    /// Answers that mean "send slower", not "down": each halves the limiter's
+    /// rate and pauses it for `Retry-After`, and none counts against the
+    /// circuit breaker. 429 for every provider; Push Kit's flow control is a 503.
+    public var throttleStatuses: Set<Int> = [429]
 
     /// APNs: no rate limit (a 429 still pauses), default breaker.
     public static let apnsDefault = ProviderClientPolicy(rateLimit: .apnsDefault)

@@ -83,15 +83,17 @@ final class ProviderGuard: Sendable {
         state.withLock { _ = $0.breaker.record(.neutral, now: now) }
     }
 
-    /// The provider answered `status`: 429 feeds the limiter, 5xx the breaker.
+    /// The provider answered `status`: a throttle status (429; Push Kit's 503
+    /// too) feeds the limiter, any other 5xx the breaker.
     func noteResponse(status: Int, retryAfter: Duration?) {
         let now = ContinuousClock.now
+        let throttled = policy.throttleStatuses.contains(status)
         let change = state.withLock { state -> CircuitBreaker.State? in
-            if status == 429 {
+            if throttled {
                 state.stats.rateLimited += 1
                 state.limiter.rateLimited(now: now, retryAfter: retryAfter)
             }
-            return state.breaker.record(status >= 500 ? .failure : .success, now: now)
+            return state.breaker.record(status >= 500 && !throttled ? .failure : .success, now: now)
         }
         if let change { log(change) }
     }

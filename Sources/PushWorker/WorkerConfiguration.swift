@@ -168,7 +168,7 @@ public struct WorkerConfiguration: Sendable {
         public var clientID: String?
         public var baseURL = "https://push-api.cloud.huawei.com"
         public var tokenURL = "https://oauth-login.cloud.huawei.com/oauth2/v3/token"
-        /// This app's Push Kit send rate ceiling (nil: none; 503 flow control still slows it down).
+        /// This app's Push Kit send rate ceiling (nil: none; its 503 flow control still slows the client down).
         public var rateLimitPerSecond: Int?
     }
 }
