@@ -49,13 +49,14 @@ extension OutcomeStore {
     }
 
     /// Records each notification id with the created_at its rows are filed
-    /// under, from two parallel arrays (one entry per id) at `$first`.
-    static func insertNotificationIDsSQL(first: Int = 1) -> String {
+    /// under, from two parallel arrays (one entry per id) at `$first`; an id
+    /// already recorded is left as it is, unless `fresh` (ids known to be new:
+    /// a recorded one then fails the statement with 23505).
+    static func insertNotificationIDsSQL(first: Int = 1, fresh: Bool = false) -> String {
         """
         INSERT INTO notification_ids (notification_id, created_at)
         SELECT * FROM unnest($\(first)::uuid[], $\(first + 1)::timestamptz[])
-        ON CONFLICT (notification_id) DO NOTHING
-        """
+        """ + (fresh ? "" : "\nON CONFLICT (notification_id) DO NOTHING")
     }
 
     /// The three writes as one statement: data-modifying CTEs run in one snapshot
@@ -73,7 +74,7 @@ extension OutcomeStore {
     /// caller then writes the batch with `deliveriesAndAttemptsSQL`.
     static let freshDeliveriesAndAttemptsSQL = """
         WITH d AS (\(insertDeliveriesSQL)), a AS (\(insertAttemptsSQL(first: 17))),
-             i AS (INSERT INTO notification_ids (notification_id, created_at) SELECT * FROM unnest($29::uuid[], $30::timestamptz[]))
+             i AS (\(insertNotificationIDsSQL(first: 29, fresh: true)))
         SELECT 1
         """
 
