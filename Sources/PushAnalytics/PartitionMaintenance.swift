@@ -4,7 +4,7 @@ import Logging
 import PushPostgres
 
 /// Partition upkeep for `pushfleet maintain`: creates the coming days' daily
-/// partitions of `deliveries` and `delivery_attempts` and detaches, then drops,
+/// partitions of `deliveries` and `delivery_attempt_log` and detaches, then drops,
 /// those whose whole day is past retention. Receipts older than the retention
 /// go too.
 public struct PartitionMaintenance: Sendable {

@@ -1,11 +1,11 @@
 import Foundation
 import PushCore
 
-/// Which daily partitions of `deliveries` and `delivery_attempts` to create
+/// Which daily partitions of `deliveries` and `delivery_attempt_log` to create
 /// and which to drop: pure, so the calendar arithmetic is tested without a server.
 public struct PartitionPlan: Sendable, Equatable {
     /// The partitioned tables kept by day.
-    public static let parents = ["deliveries", "delivery_attempts"]
+    public static let parents = ["deliveries", "delivery_attempt_log"]
 
     /// Days (UTC) whose partitions should exist: today through today + daysAhead.
     public var ensureDays: [PartitionDay]

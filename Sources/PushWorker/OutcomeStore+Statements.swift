@@ -39,7 +39,7 @@ extension OutcomeStore {
     static func insertAttemptsSQL(first: Int = 1) -> String {
         let p = (first..<first + 12).map { "$\($0)" }
         return """
-            INSERT INTO delivery_attempts (notification_id, created_at, token, attempt, attempted_at, outcome,
+            INSERT INTO delivery_attempt_log (notification_id, created_at, token, attempt, attempted_at, outcome,
                 provider, provider_status, provider_reason, latency_ms, tier, worker)
             SELECT n, c, t, at, aa, o, p, ps, pr, l, ti, \(p[11])::text
             FROM unnest(\(p[0])::uuid[], \(p[1])::timestamptz[], \(p[2])::text[], \(p[3])::bigint[], \(p[4])::timestamptz[],
@@ -77,6 +77,70 @@ extension OutcomeStore {
              i AS (\(insertNotificationIDsSQL(first: 29, fresh: true)))
         SELECT 1
         """
+
+    /// `freshDeliveriesAndAttemptsSQL` with the first attempts that ended
+    /// their deliveries kept on the delivery rows (migration 0012): a 17th
+    /// array ($17, float8 as text, NULL where the row's attempts are logged)
+    /// of round trips, the worker ($29) beside each, and the other attempts
+    /// logged from $18.
+    static let freshFoldedDeliveriesAndAttemptsSQL = """
+        WITH d AS (
+            INSERT INTO deliveries (notification_id, created_at, app, platform, token, status, attempts,
+                provider_status, provider_reason, provider_message_id, detail, enqueued_at,
+                first_attempt_at, last_attempt_at, accepted_at, final_at, updated_at,
+                first_attempt_latency_ms, first_attempt_worker)
+            SELECT n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi, now(),
+                   l, CASE WHEN l IS NOT NULL THEN $29::text END
+            FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
+                        $8::bigint[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[],
+                        $14::timestamptz[], $15::timestamptz[], $16::timestamptz[], $17::float8[])
+                 AS u(n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi, l)),
+             a AS (\(insertAttemptsSQL(first: 18))),
+             i AS (\(insertNotificationIDsSQL(first: 30, fresh: true)))
+        SELECT 1
+        """
+
+    /// Splits a batch's attempts for `freshFoldedDeliveriesAndAttemptsSQL`:
+    /// a delivery made by exactly one attempt in this batch, its first
+    /// (`attempt` 1, from the intake topic), whose outcome is the delivery's
+    /// final status (`accepted`, `invalid_token`, `rejected`), keeps that
+    /// attempt's round trip on its row (`latencies`, parallel to
+    /// `deliveries`); every other attempt is in `logged`. Only for rows known
+    /// to be new: on an existing row the attempt would not be the first.
+    static func foldFirstAttempts(deliveries: [DeliveryRecord], attempts: [AttemptRecord])
+        -> (latencies: [String?], logged: [AttemptRecord]) {
+        var perKey: [DeliveryKey: (count: Int, first: AttemptRecord)] = [:]
+        perKey.reserveCapacity(attempts.count)
+        for attempt in attempts {
+            if let seen = perKey[attempt.key] {
+                perKey[attempt.key] = (seen.count + 1, seen.first)
+            } else {
+                perKey[attempt.key] = (1, attempt)
+            }
+        }
+        var folded = Set<DeliveryKey>()
+        var latencies: [String?] = []
+        latencies.reserveCapacity(deliveries.count)
+        for delivery in deliveries {
+            guard delivery.attempts == 1, let (count, attempt) = perKey[delivery.key], count == 1,
+                  attempt.attempt == 1, attempt.tier == nil, Self.foldableStatuses.contains(delivery.status),
+                  attempt.outcome == delivery.status.rawValue, attempt.provider == delivery.provider,
+                  // The view reads these from the row: fold only what it would read back the same.
+                  attempt.providerStatus == delivery.providerStatus, attempt.attemptedAt == delivery.firstAttemptAt,
+                  attempt.providerReason?.storableText == delivery.providerReason?.storableText,
+                  attempt.latencyMilliseconds.isFinite else {
+                latencies.append(nil)
+                continue
+            }
+            folded.insert(delivery.key)
+            latencies.append(String(attempt.latencyMilliseconds))
+        }
+        let logged = folded.isEmpty ? attempts : attempts.filter { !folded.contains($0.key) }
+        return (latencies, logged)
+    }
+
+    /// The statuses one attempt ends a delivery with, spelt as its outcome.
+    static let foldableStatuses: Set<DeliveryStatus> = [.accepted, .invalidToken, .rejected]
 
     /// One (id, created_at) per notification id among `records`.
     static func notificationIDBinds(_ records: [DeliveryRecord]) -> [PostgresValue] {

@@ -119,11 +119,15 @@ final class OutcomeStore: Sendable {
                     + Self.notificationIDBinds(deliveries)
                 // A campaign's batches are all new ids: plain inserts, and the upsert
                 // only if a row turned up since the lookup (a previous owner's write).
+                // First tries that ended their delivery are kept on its row then (0012).
                 let fresh = !deliveries.isEmpty && deliveries.allSatisfy { outcome.idsNewToLedger.contains($0.key.notificationID) }
                 _ = try await pool.withConnection { connection in
                     if fresh {
                         do {
-                            return try await connection.query(prepared: Self.freshDeliveriesAndAttemptsSQL, binds)
+                            let (latencies, logged) = Self.foldFirstAttempts(deliveries: deliveries, attempts: outcome.attempts)
+                            let freshBinds = Self.deliveryBinds(deliveries) + [.textArray(latencies)]
+                                + Self.attemptBinds(logged, worker: workerID) + Self.notificationIDBinds(deliveries)
+                            return try await connection.query(prepared: Self.freshFoldedDeliveriesAndAttemptsSQL, freshBinds)
                         } catch let error as PostgresError where error.sqlState == "23505" {
                             logger.info("ledger rows appeared since the batch's lookup; written with the upsert",
                                         metadata: ["postgres.detail": "\(error.detail ?? error.message)"])

@@ -34,7 +34,7 @@ extension DeliveryRecord {
     var provider: Provider? { platform?.provider }
 }
 
-/// One provider attempt, appended to `delivery_attempts`.
+/// One provider attempt: a `delivery_attempt_log` row, or kept on its delivery row (see `OutcomeStore.foldFirstAttempts`).
 struct AttemptRecord: Sendable {
     var key: DeliveryKey
     var attempt: Int

@@ -153,7 +153,7 @@ extension BenchPipelineRun {
             """
             SELECT sum(pg_total_relation_size(relid))::bigint::text AS b
             FROM (SELECT relid FROM pg_partition_tree('deliveries') UNION ALL
-                  SELECT relid FROM pg_partition_tree('delivery_attempts') UNION ALL
+                  SELECT relid FROM pg_partition_tree('delivery_attempt_log') UNION ALL
                   SELECT 'notification_ids'::regclass) t
             """, [])
         return rows.rows.first?["b"].flatMap { Int64($0) } ?? 0

@@ -11,17 +11,17 @@ final class AnalyticsPartitionTests: XCTestCase {
 
     func testPlanCreatesTodayAndAheadAndDropsWholeDaysPastRetention() {
         let plan = PartitionPlan(
-            existing: ["deliveries_20261026", "deliveries_20261027", "deliveries_20261028", "delivery_attempts_20261027",
+            existing: ["deliveries_20261026", "deliveries_20261027", "deliveries_20261028", "delivery_attempt_log_20261027",
                        "deliveries_default", "deliveries_2026", "deliveries_20261399", "other_20261001"],
             now: now, daysAhead: 2, retentionDays: 30)
         XCTAssertEqual(plan.ensureDays.map(\.suffix), ["20261127", "20261128", "20261129"])
         // Cutoff 2026-10-28T10:13:20Z: the 27th ended at 28T00:00 (dropped), the 28th has not ended before the cutoff.
-        XCTAssertEqual(plan.drop, ["deliveries_20261026", "deliveries_20261027", "delivery_attempts_20261027"])
+        XCTAssertEqual(plan.drop, ["deliveries_20261026", "deliveries_20261027", "delivery_attempt_log_20261027"])
     }
 
     func testDayParsing() throws {
-        let parsed = try XCTUnwrap(PartitionDay.parse(partition: "delivery_attempts_20240229"))
-        XCTAssertEqual(parsed.parent, "delivery_attempts")
+        let parsed = try XCTUnwrap(PartitionDay.parse(partition: "delivery_attempt_log_20240229"))
+        XCTAssertEqual(parsed.parent, "delivery_attempt_log")
         XCTAssertEqual(parsed.day.description, "2024-02-29")
         XCTAssertNil(PartitionDay.parse(partition: "deliveries_20230229"))
         XCTAssertNil(PartitionDay.parse(partition: "deliveries_default"))
@@ -43,12 +43,12 @@ final class AnalyticsPartitionTests: XCTestCase {
         let maintenance = PartitionMaintenance(connection: db.connection, logger: AnalyticsDatabase.logger)
 
         let dry = try await maintenance.run(daysAhead: 12, retentionDays: 30, dryRun: true)
-        let oldNames = ["deliveries", "delivery_attempts"].flatMap { p in [old, old.adding(1)].map { "\(p)_\($0.suffix)" } }.sorted()
+        let oldNames = ["deliveries", "delivery_attempt_log"].flatMap { p in [old, old.adding(1)].map { "\(p)_\($0.suffix)" } }.sorted()
         XCTAssertEqual(dry.dropped, oldNames)
         XCTAssertEqual(dry.receiptsDeleted, 1)
         XCTAssertEqual(dry.notificationIDsDeleted, 1)
         // 0001 created today-2 … today+7; 12 days ahead needs today+8 … today+12 for both tables.
-        let ahead = (8...12).flatMap { d in ["deliveries", "delivery_attempts"].map { "\($0)_\(today.adding(d).suffix)" } }
+        let ahead = (8...12).flatMap { d in ["deliveries", "delivery_attempt_log"].map { "\($0)_\(today.adding(d).suffix)" } }
         XCTAssertEqual(Set(dry.created), Set(ahead))
         var existing = try await maintenance.existingPartitions()
         XCTAssertTrue(Set(oldNames).isSubset(of: existing), "a dry run changes nothing")

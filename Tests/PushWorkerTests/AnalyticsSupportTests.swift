@@ -88,7 +88,7 @@ enum AnalyticsFixture {
             """, [.timestamp(hour), .textArray(statuses)])
         try await db.connection.query(
             """
-            INSERT INTO delivery_attempts (notification_id, created_at, token, attempt, attempted_at, outcome, provider,
+            INSERT INTO delivery_attempt_log (notification_id, created_at, token, attempt, attempted_at, outcome, provider,
                 provider_status, provider_reason, latency_ms)
             SELECT notification_id, created_at, token, 1, first_attempt_at,
                    CASE WHEN status IN ('accepted', 'delivered', 'opened') THEN 'accepted'
