@@ -109,21 +109,24 @@ extension OutcomeStore {
     /// to be new: on an existing row the attempt would not be the first.
     static func foldFirstAttempts(deliveries: [DeliveryRecord], attempts: [AttemptRecord])
         -> (latencies: [String?], logged: [AttemptRecord]) {
-        var perKey: [DeliveryKey: (count: Int, first: AttemptRecord)] = [:]
+        // Two hashes of a key per delivery (the keys hold a 64-byte token): one to
+        // count, one to look up; folded attempts are marked by index.
+        var perKey: [DeliveryKey: (count: Int, index: Int)] = [:]
         perKey.reserveCapacity(attempts.count)
-        for attempt in attempts {
-            if let seen = perKey[attempt.key] {
-                perKey[attempt.key] = (seen.count + 1, seen.first)
-            } else {
-                perKey[attempt.key] = (1, attempt)
-            }
+        for (index, attempt) in attempts.enumerated() {
+            perKey[attempt.key, default: (0, index)].count += 1
         }
-        var folded = Set<DeliveryKey>()
+        var folded = [Bool](repeating: false, count: attempts.count)
+        var any = false
         var latencies: [String?] = []
         latencies.reserveCapacity(deliveries.count)
         for delivery in deliveries {
-            guard delivery.attempts == 1, let (count, attempt) = perKey[delivery.key], count == 1,
-                  attempt.attempt == 1, attempt.tier == nil, Self.foldableStatuses.contains(delivery.status),
+            guard delivery.attempts == 1, let (count, index) = perKey[delivery.key], count == 1 else {
+                latencies.append(nil)
+                continue
+            }
+            let attempt = attempts[index]
+            guard attempt.attempt == 1, attempt.tier == nil, Self.isFoldable(delivery.status),
                   attempt.outcome == delivery.status.rawValue, attempt.provider == delivery.provider,
                   // The view reads these from the row: fold only what it would read back the same.
                   attempt.providerStatus == delivery.providerStatus, attempt.attemptedAt == delivery.firstAttemptAt,
@@ -132,15 +135,21 @@ extension OutcomeStore {
                 latencies.append(nil)
                 continue
             }
-            folded.insert(delivery.key)
+            folded[index] = true
+            any = true
             latencies.append(String(attempt.latencyMilliseconds))
         }
-        let logged = folded.isEmpty ? attempts : attempts.filter { !folded.contains($0.key) }
+        let logged = any ? attempts.indices.filter { !folded[$0] }.map { attempts[$0] } : attempts
         return (latencies, logged)
     }
 
     /// The statuses one attempt ends a delivery with, spelt as its outcome.
-    static let foldableStatuses: Set<DeliveryStatus> = [.accepted, .invalidToken, .rejected]
+    static func isFoldable(_ status: DeliveryStatus) -> Bool {
+        switch status {
+        case .accepted, .invalidToken, .rejected: true
+        case .pending, .retrying, .delivered, .opened, .expired, .deadLettered: false
+        }
+    }
 
     /// One (id, created_at) per notification id among `records`.
     static func notificationIDBinds(_ records: [DeliveryRecord]) -> [PostgresValue] {
