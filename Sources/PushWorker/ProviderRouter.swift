@@ -62,10 +62,16 @@ final class ProviderRouter: Sendable {
                             privateKeyPEM: String(decoding: pem, as: UTF8.self),
                             sandboxBaseURL: apns.sandboxBaseURL, policy: policy)
                     }
-                    let connection = try http.client(for: apnsConfiguration.poolKey) {
-                        apnsConfiguration.certificate?.apply(to: &$0)
+                    do {
+                        let connection = try http.client(for: apnsConfiguration.poolKey) {
+                            apnsConfiguration.certificate?.apply(to: &$0)
+                        }
+                        clients.apns = try APNsClient(configuration: apnsConfiguration, http: connection, logger: appLogger)
+                    } catch let error as ProviderError {
+                        // A key or certificate that is there but unusable: name the key, as for an unreadable one.
+                        throw ConfigurationError(key: "apps.\(name).apns.\(apns.certificate == nil ? "key_path" : "certificate")",
+                                                 problem: "\(error)")
                     }
-                    clients.apns = try APNsClient(configuration: apnsConfiguration, http: connection, logger: appLogger)
                 }
                 if let fcm = app.fcm {
                     let account: FCMServiceAccount
@@ -73,11 +79,15 @@ final class ProviderRouter: Sendable {
                         throw ConfigurationError(key: "apps.\(name).fcm.service_account_path", problem: "\(error)")
                     }
                     clients.context.fcmProjectID = account.projectID
-                    clients.fcm = try FCMClient(
-                        configuration: FCMClientConfiguration(
-                            baseURL: fcm.baseURL, serviceAccount: account, tokenURIOverride: fcm.tokenURI,
-                            policy: Self.fcmPolicy(fcm, configuration)),
-                        http: try http.client(for: "fcm"), logger: appLogger)
+                    do {
+                        clients.fcm = try FCMClient(
+                            configuration: FCMClientConfiguration(
+                                baseURL: fcm.baseURL, serviceAccount: account, tokenURIOverride: fcm.tokenURI,
+                                policy: Self.fcmPolicy(fcm, configuration)),
+                            http: try http.client(for: "fcm"), logger: appLogger)
+                    } catch let error as ProviderError {
+                        throw ConfigurationError(key: "apps.\(name).fcm.service_account_path", problem: "\(error)")
+                    }
                 }
                 if let webpush = app.webpush {
                     clients.webpush = try Self.webPushClient(webpush, app: name, configuration, http: http, logger: appLogger)

@@ -76,7 +76,14 @@ struct WorkerCommand: AsyncParsableCommand {
                     "observability.listen": "\(observability.listenHost):\(port)"])
             }
         }
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as ConfigurationError {
+            // Found when the provider clients are built (a key file that is unreadable or
+            // not a key): a bad configuration like any other, which a restart will not fix.
+            logger.critical("invalid configuration", metadata: ["error": "\(error)"])
+            throw ExitCode(78)  // EX_CONFIG
+        }
     }
 
     /// Scrape time: running totals, consumer lag and provider-client counters into the registry.

@@ -46,6 +46,42 @@ final class OperatorCommandTests: XCTestCase {
         XCTAssertFalse(demo.output.contains("--migrations"), "demo has no --migrations option:\n\(demo.output)")
     }
 
+    /// A key file that is missing or not a key is a bad configuration like any
+    /// other: the worker stops at start with exit 78 (which the systemd units
+    /// do not restart) and a message naming the key, whichever provider.
+    func testAnUnusableKeyFileStopsTheWorkerWithExit78NamingTheKey() async throws {
+        let binary = try TestEnvironment.pushfleetBinary()
+        let dir = NSTemporaryDirectory() + "e2e-badkeys-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let garbage = dir + "/garbage.pem"
+        try Data("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n".utf8).write(to: URL(fileURLWithPath: garbage))
+        let missing = dir + "/missing"
+        let cases: [(app: String, key: String)] = [
+            (#"{"apns": {"topic": "com.example.a", "team_id": "ABCDE12345", "key_id": "XYZ987WVU6", "key_path": "\#(garbage)"}}"#,
+             "apps.com.example.a.apns.key_path"),
+            (#"{"apns": {"topic": "com.example.a", "team_id": "ABCDE12345", "key_id": "XYZ987WVU6", "key_path": "\#(missing)"}}"#,
+             "apps.com.example.a.apns.key_path"),
+            (#"{"fcm": {"service_account_path": "\#(garbage)"}}"#, "apps.com.example.a.fcm.service_account_path"),
+            (#"{"webpush": {"vapid_private_key_path": "\#(garbage)", "subject": "mailto:ops@example.com"}}"#,
+             "apps.com.example.a.webpush"),
+            (#"{"hms": {"app_id": "101234567", "client_secret_path": "\#(missing)"}}"#, "apps.com.example.a.hms.client_secret_path"),
+        ]
+        for (index, item) in cases.enumerated() {
+            let config = dir + "/worker-\(index).json"
+            try Data("""
+                {"kafka": {"bootstrap_servers": "127.0.0.1:1", "group_id": "badkeys", "topic_prefix": "push"},
+                 "database": {"url": "postgresql://postgres@127.0.0.1:1/none"},
+                 "apps": {"com.example.a": \(item.app)}}
+                """.utf8).write(to: URL(fileURLWithPath: config))
+            let run = try await TestEnvironment.run(binary, ["worker", "--config", config, "--no-receipts", "--log-level", "error"],
+                                                    timeout: .seconds(120))
+            XCTAssertEqual(run.status, 78, "case \(index):\n\(run.output)")
+            XCTAssertTrue(run.output.contains("invalid configuration"), "case \(index):\n\(run.output)")
+            XCTAssertTrue(run.output.contains(item.key), "case \(index) must name \(item.key):\n\(run.output)")
+        }
+    }
+
     /// Issue 18: `bench send --floor` runs the C libcurl loop against the same
     /// sink and reports our CPU per request as a ratio to the floor's.
     func testBenchSendWithTheFloorReportsTheRatio() async throws {
