@@ -69,20 +69,13 @@ extension OutcomeStore {
     /// `deliveriesAndAttemptsSQL` for a batch whose ids are all new to the
     /// ledger (no row can exist for them): plain inserts into `deliveries`
     /// and `notification_ids`, without the speculative insertion ON CONFLICT
-    /// needs (~2.5 µs a delivery row here). A row that exists after all
-    /// (another writer since the lookup) fails the statement with 23505; the
-    /// caller then writes the batch with `deliveriesAndAttemptsSQL`.
-    static let freshDeliveriesAndAttemptsSQL = """
-        WITH d AS (\(insertDeliveriesSQL)), a AS (\(insertAttemptsSQL(first: 17))),
-             i AS (\(insertNotificationIDsSQL(first: 29, fresh: true)))
-        SELECT 1
-        """
-
-    /// `freshDeliveriesAndAttemptsSQL` with the first attempts that ended
+    /// needs (~2.5 µs a delivery row here), and the first attempts that ended
     /// their deliveries kept on the delivery rows (migration 0012): a 17th
     /// array ($17, float8 as text, NULL where the row's attempts are logged)
-    /// of round trips, the worker ($29) beside each, and the other attempts
-    /// logged from $18.
+    /// of round trips, the worker ($29) beside each, the other attempts logged
+    /// from $18. A row that exists after all (another writer since the
+    /// lookup) fails the statement with 23505; the caller then writes the
+    /// batch with `deliveriesAndAttemptsSQL`, every attempt logged.
     static let freshFoldedDeliveriesAndAttemptsSQL = """
         WITH d AS (
             INSERT INTO deliveries (notification_id, created_at, app, platform, token, status, attempts,

@@ -115,25 +115,26 @@ final class OutcomeStore: Sendable {
             // The common batch: deliveries and attempts in one statement (one round
             // trip, atomic on its own) instead of BEGIN, two inserts and COMMIT.
             if !deliveries.isEmpty || !outcome.attempts.isEmpty {
-                let binds = Self.deliveryBinds(deliveries) + Self.attemptBinds(outcome.attempts, worker: workerID)
-                    + Self.notificationIDBinds(deliveries)
-                // A campaign's batches are all new ids: plain inserts, and the upsert
-                // only if a row turned up since the lookup (a previous owner's write).
-                // First tries that ended their delivery are kept on its row then (0012).
+                let deliveryBinds = Self.deliveryBinds(deliveries), idBinds = Self.notificationIDBinds(deliveries)
+                // A campaign's batches are all new ids: plain inserts, with first tries that
+                // ended their delivery kept on its row (0012); the upsert, every attempt
+                // logged, only if a row turned up since the lookup (a previous owner's write).
                 let fresh = !deliveries.isEmpty && deliveries.allSatisfy { outcome.idsNewToLedger.contains($0.key.notificationID) }
                 _ = try await pool.withConnection { connection in
                     if fresh {
                         do {
                             let (latencies, logged) = Self.foldFirstAttempts(deliveries: deliveries, attempts: outcome.attempts)
-                            let freshBinds = Self.deliveryBinds(deliveries) + [.textArray(latencies)]
-                                + Self.attemptBinds(logged, worker: workerID) + Self.notificationIDBinds(deliveries)
-                            return try await connection.query(prepared: Self.freshFoldedDeliveriesAndAttemptsSQL, freshBinds)
+                            return try await connection.query(
+                                prepared: Self.freshFoldedDeliveriesAndAttemptsSQL,
+                                deliveryBinds + [.textArray(latencies)] + Self.attemptBinds(logged, worker: workerID) + idBinds)
                         } catch let error as PostgresError where error.sqlState == "23505" {
                             logger.info("ledger rows appeared since the batch's lookup; written with the upsert",
                                         metadata: ["postgres.detail": "\(error.detail ?? error.message)"])
                         }
                     }
-                    return try await connection.query(prepared: Self.deliveriesAndAttemptsSQL, binds)
+                    return try await connection.query(
+                        prepared: Self.deliveriesAndAttemptsSQL,
+                        deliveryBinds + Self.attemptBinds(outcome.attempts, worker: workerID) + idBinds)
                 }
             }
             observer.batchCommitted(seconds: (ContinuousClock.now - started).seconds)
