@@ -33,15 +33,12 @@ final class ProviderRouter: Sendable {
                 appLogger[metadataKey: "push.app"] = "\(name)"
                 var clients = AppClients(context: TranslationContext(apnsTopic: app.apns?.topic, fcmProjectID: nil))
                 if let apns = app.apns {
-                    var policy = Self.policy(.apnsDefault, configuration)
-                    if let rate = apns.rateLimitPerSecond { policy.rateLimit.limit(perSecond: rate) }
+                    let policy = Self.policy(.apnsDefault, configuration, rate: apns.rateLimitPerSecond)
                     let apnsConfiguration: APNsClientConfiguration
                     if let certificate = apns.certificate {
                         var passphrase: String?
                         if let path = certificate.passphrasePath {
-                            guard let data = FileManager.default.contents(atPath: path) else {
-                                throw ConfigurationError(key: "apps.\(name).apns.certificate.passphrase_path", problem: "cannot read \(path)")
-                            }
+                            let data = try Self.secret(path, key: "apps.\(name).apns.certificate.passphrase_path")
                             passphrase = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
                         }
                         guard FileManager.default.isReadableFile(atPath: certificate.path) else {
@@ -54,23 +51,17 @@ final class ProviderRouter: Sendable {
                                 format: certificate.format == "p12" ? .pkcs12 : .pem, passphrase: passphrase),
                             sandboxBaseURL: apns.sandboxBaseURL, policy: policy)
                     } else {
-                        guard let pem = FileManager.default.contents(atPath: apns.keyPath) else {
-                            throw ConfigurationError(key: "apps.\(name).apns.key_path", problem: "cannot read \(apns.keyPath)")
-                        }
+                        let pem = try Self.secret(apns.keyPath, key: "apps.\(name).apns.key_path")
                         apnsConfiguration = APNsClientConfiguration(
                             baseURL: apns.baseURL, teamID: apns.teamID, keyID: apns.keyID,
                             privateKeyPEM: String(decoding: pem, as: UTF8.self),
                             sandboxBaseURL: apns.sandboxBaseURL, policy: policy)
                     }
-                    do {
+                    clients.apns = try Self.naming("apps.\(name).apns.\(apns.certificate == nil ? "key_path" : "certificate")") {
                         let connection = try http.client(for: apnsConfiguration.poolKey) {
                             apnsConfiguration.certificate?.apply(to: &$0)
                         }
-                        clients.apns = try APNsClient(configuration: apnsConfiguration, http: connection, logger: appLogger)
-                    } catch let error as ProviderError {
-                        // A key or certificate that is there but unusable: name the key, as for an unreadable one.
-                        throw ConfigurationError(key: "apps.\(name).apns.\(apns.certificate == nil ? "key_path" : "certificate")",
-                                                 problem: "\(error)")
+                        return try APNsClient(configuration: apnsConfiguration, http: connection, logger: appLogger)
                     }
                 }
                 if let fcm = app.fcm {
@@ -79,14 +70,12 @@ final class ProviderRouter: Sendable {
                         throw ConfigurationError(key: "apps.\(name).fcm.service_account_path", problem: "\(error)")
                     }
                     clients.context.fcmProjectID = account.projectID
-                    do {
-                        clients.fcm = try FCMClient(
+                    clients.fcm = try Self.naming("apps.\(name).fcm.service_account_path") {
+                        try FCMClient(
                             configuration: FCMClientConfiguration(
                                 baseURL: fcm.baseURL, serviceAccount: account, tokenURIOverride: fcm.tokenURI,
-                                policy: Self.fcmPolicy(fcm, configuration)),
+                                policy: Self.policy(.fcmDefault, configuration, rate: fcm.rateLimitPerSecond)),
                             http: try http.client(for: "fcm"), logger: appLogger)
-                    } catch let error as ProviderError {
-                        throw ConfigurationError(key: "apps.\(name).fcm.service_account_path", problem: "\(error)")
                     }
                 }
                 if let webpush = app.webpush {
@@ -138,45 +127,52 @@ final class ProviderRouter: Sendable {
         return policy
     }
 
-    static func fcmPolicy(_ fcm: WorkerConfiguration.FCM, _ configuration: WorkerConfiguration) -> ProviderClientPolicy {
-        var policy = policy(.fcmDefault, configuration)
-        if let rate = fcm.rateLimitPerSecond { policy.rateLimit.limit(perSecond: rate) }
+    /// `policy` with the provider section's `rate_limit_per_second`, when set.
+    static func policy(_ base: ProviderClientPolicy, _ configuration: WorkerConfiguration, rate: Int?) -> ProviderClientPolicy {
+        var policy = policy(base, configuration)
+        if let rate { policy.rateLimit.limit(perSecond: rate) }
         return policy
+    }
+
+    /// The contents of the secret file the configuration names at `key`.
+    static func secret(_ path: String, key: String) throws -> Data {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(key: key, problem: "cannot read \(path)")
+        }
+        return data
+    }
+
+    /// `body`, with a `ProviderError` (a key or setting the client refused:
+    /// there, but unusable) reported as a bad configuration at `key`.
+    static func naming<T>(_ key: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as ProviderError {
+            throw ConfigurationError(key: key, problem: "\(error)")
+        }
     }
 
     static func webPushClient(_ webpush: WorkerConfiguration.WebPush, app name: String, _ configuration: WorkerConfiguration,
                               http: HTTP2ClientPool, logger: Logger) throws -> WebPushClient {
-        guard let pem = FileManager.default.contents(atPath: webpush.vapidPrivateKeyPath) else {
-            throw ConfigurationError(key: "apps.\(name).webpush.vapid_private_key_path", problem: "cannot read \(webpush.vapidPrivateKeyPath)")
-        }
-        var policy = policy(.webPushDefault, configuration)
-        if let rate = webpush.rateLimitPerSecond { policy.rateLimit.limit(perSecond: rate) }
-        do {
-            return try WebPushClient(
+        let pem = try secret(webpush.vapidPrivateKeyPath, key: "apps.\(name).webpush.vapid_private_key_path")
+        return try naming("apps.\(name).webpush") {
+            try WebPushClient(
                 configuration: WebPushClientConfiguration(
                     vapidPrivateKeyPEM: String(decoding: pem, as: UTF8.self), subject: webpush.subject,
-                    padding: webpush.padding, policy: policy, allowedHosts: webpush.allowedHosts),
+                    padding: webpush.padding, policy: policy(.webPushDefault, configuration, rate: webpush.rateLimitPerSecond),
+                    allowedHosts: webpush.allowedHosts),
                 http: try http.client(for: "webpush"), logger: logger)
-        } catch let error as ProviderError {
-            throw ConfigurationError(key: "apps.\(name).webpush", problem: "\(error)")
         }
     }
 
     static func hmsClient(_ hms: WorkerConfiguration.HMS, app name: String, _ configuration: WorkerConfiguration,
                           http: HTTP2ClientPool, logger: Logger) throws -> HMSClient {
-        guard let data = FileManager.default.contents(atPath: hms.clientSecretPath) else {
-            throw ConfigurationError(key: "apps.\(name).hms.client_secret_path", problem: "cannot read \(hms.clientSecretPath)")
-        }
-        var policy = policy(.hmsDefault, configuration)
-        if let rate = hms.rateLimitPerSecond { policy.rateLimit.limit(perSecond: rate) }
-        do {
-            return try HMSClient(
+        let data = try secret(hms.clientSecretPath, key: "apps.\(name).hms.client_secret_path")
+        return try naming("apps.\(name).hms") {
+            try HMSClient(
                 configuration: HMSClientConfiguration(
                     appID: hms.appID, clientSecret: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
-                    baseURL: hms.baseURL, tokenURL: hms.tokenURL, policy: policy, clientID: hms.clientID),
+                    baseURL: hms.baseURL, tokenURL: hms.tokenURL,
+                    policy: policy(.hmsDefault, configuration, rate: hms.rateLimitPerSecond), clientID: hms.clientID),
                 http: try http.client(for: "hms"), logger: logger)
-        } catch let error as ProviderError {
-            throw ConfigurationError(key: "apps.\(name).hms", problem: "\(error)")
         }
     }
 
