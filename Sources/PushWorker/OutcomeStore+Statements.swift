@@ -4,20 +4,25 @@ import PushPostgres
 
 /// The outcome writes' SQL and bound parameters (parallel arrays for `unnest`).
 extension OutcomeStore {
-    /// Inserts deliveries from 16 parallel arrays ($1...$16).
-    static let insertDeliveriesSQL = """
+    /// Inserts deliveries from 16 parallel arrays ($1...$16); `foldedAttempts`
+    /// adds a 17th ($17, float8: a first attempt's round trip kept on its row,
+    /// NULL where the row's attempts are logged) and the worker (`$<worker>`)
+    /// beside each round trip (migration 0012).
+    static func insertDeliveriesSQL(foldedAttempts worker: Int? = nil) -> String {
+        """
         INSERT INTO deliveries AS d (notification_id, created_at, app, platform, token, status, attempts,
             provider_status, provider_reason, provider_message_id, detail, enqueued_at,
-            first_attempt_at, last_attempt_at, accepted_at, final_at, updated_at)
-        SELECT n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi, now()
+            first_attempt_at, last_attempt_at, accepted_at, final_at, updated_at\(worker == nil ? "" : ",\n    first_attempt_latency_ms, first_attempt_worker"))
+        SELECT n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi, now()\(worker.map { ", l, CASE WHEN l IS NOT NULL THEN $\($0)::text END" } ?? "")
         FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
                     $8::bigint[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[],
-                    $14::timestamptz[], $15::timestamptz[], $16::timestamptz[])
-             AS u(n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi)
+                    $14::timestamptz[], $15::timestamptz[], $16::timestamptz[]\(worker == nil ? "" : ", $17::float8[]"))
+             AS u(n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi\(worker == nil ? "" : ", l"))
         """
+    }
 
     /// Upserts deliveries from the same 16 arrays; a final status is never overwritten.
-    static let upsertDeliveriesSQL = insertDeliveriesSQL + """
+    static let upsertDeliveriesSQL = insertDeliveriesSQL() + """
 
         ON CONFLICT (notification_id, token, created_at) DO UPDATE SET
             status = CASE WHEN d.status IN (\(finalStatuses)) THEN d.status ELSE EXCLUDED.status END,
@@ -77,18 +82,7 @@ extension OutcomeStore {
     /// lookup) fails the statement with 23505; the caller then writes the
     /// batch with `deliveriesAndAttemptsSQL`, every attempt logged.
     static let freshFoldedDeliveriesAndAttemptsSQL = """
-        WITH d AS (
-            INSERT INTO deliveries (notification_id, created_at, app, platform, token, status, attempts,
-                provider_status, provider_reason, provider_message_id, detail, enqueued_at,
-                first_attempt_at, last_attempt_at, accepted_at, final_at, updated_at,
-                first_attempt_latency_ms, first_attempt_worker)
-            SELECT n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi, now(),
-                   l, CASE WHEN l IS NOT NULL THEN $29::text END
-            FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
-                        $8::bigint[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[],
-                        $14::timestamptz[], $15::timestamptz[], $16::timestamptz[], $17::float8[])
-                 AS u(n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi, l)),
-             a AS (\(insertAttemptsSQL(first: 18))),
+        WITH d AS (\(insertDeliveriesSQL(foldedAttempts: 29))), a AS (\(insertAttemptsSQL(first: 18))),
              i AS (\(insertNotificationIDsSQL(first: 30, fresh: true)))
         SELECT 1
         """
