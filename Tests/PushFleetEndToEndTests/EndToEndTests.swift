@@ -143,6 +143,8 @@ extension EndToEndTests {
                   (SELECT count(*) FROM (SELECT notification_id, token FROM delivery_attempts
                      WHERE provider = 'apns' GROUP BY 1, 2
                      HAVING bool_or(outcome = 'transient') AND bool_or(outcome IN ('accepted', 'invalid_token'))) x) AS ios_recovered,
+                  (SELECT count(DISTINCT (notification_id, token)) FROM delivery_attempts
+                     WHERE provider = 'apns' AND outcome = 'transient') AS ios_503_deliveries,
                   (SELECT count(*) FROM delivery_attempts WHERE provider = 'apns' AND outcome = 'transient') AS apns_503,
                   (SELECT min(attempts) FROM deliveries WHERE status = 'dead_lettered') AS min_dlq_attempts,
                   (SELECT max(attempts) FROM deliveries WHERE status = 'dead_lettered') AS max_dlq_attempts,
@@ -151,7 +153,11 @@ extension EndToEndTests {
                   (SELECT string_agg(DISTINCT provider_reason, ',') FROM deliveries WHERE status = 'dead_lettered') AS dlq_reasons
                 """).rows[0]
             XCTAssertEqual(r.count("apns_503"), 40, "exactly the first 40 APNs requests got 503")
-            XCTAssertEqual(r.count("ios_recovered"), 40, "each of them was retried from a retry topic and then answered")
+            // Which requests are the first 40 depends on timing: on a slow machine a retry can come
+            // round while intake is still sending, and one delivery may get two of the 503s.
+            XCTAssertEqual(r.count("ios_recovered"), r.count("ios_503_deliveries"),
+                           "each delivery that got a 503 was retried from a retry topic and then answered")
+            XCTAssertGreaterThanOrEqual(r.count("ios_recovered") ?? 0, 20, "at most two 503s per delivery before its last attempt")
             XCTAssertEqual(r.count("min_dlq_attempts"), 3)
             XCTAssertEqual(r.count("max_dlq_attempts"), 3)
             // The last attempt of a delivery to an always-failing FCM ends with its 503 reason,
