@@ -31,6 +31,9 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     @Option(name: .long, help: "worker.max_in_flight of the workers (default: the worker's own, 1,024).")
     var maxInFlight: Int?
 
+    @Option(name: .long, help: "worker.batch_size of the workers (default: the worker's own, 256).")
+    var batchSize: Int?
+
     @Option(name: .long, help: "worker.poll_linger_ms of the workers (default: the worker's own, 5).")
     var pollLingerMs: Int?
 
@@ -55,6 +58,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         guard notifications > 0, workers > 0 else { throw ValidationError("--notifications and --workers must be positive") }
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
         if let maxInFlight, maxInFlight <= 0 { throw ValidationError("--max-in-flight must be positive") }
+        if let batchSize, !(1...10_000).contains(batchSize) { throw ValidationError("--batch-size must be 1...10000") }
         if let pollLingerMs, !(0...1_000).contains(pollLingerMs) { throw ValidationError("--poll-linger-ms must be 0...1000") }
         if let connections, connections <= 0 { throw ValidationError("--connections must be positive") }
         for p in kafkaProperties where p.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first?.isEmpty != false
@@ -74,7 +78,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         let run = BenchPipelineRun(directory: directory, databaseURL: url, logger: logger,
                                    notifications: notifications, workers: workers, partitions: partitionCount, rate: rate,
                                    kafkaProperties: Self.properties(kafkaProperties), maxInFlight: maxInFlight,
-                                   pollLingerMs: pollLingerMs, connections: connections,
+                                   batchSize: batchSize, pollLingerMs: pollLingerMs, connections: connections,
                                    pgStatements: pgStatements)
         let report = try await run.run(timeout: .seconds(timeout))
         say(report.table(title: "pushfleet bench pipeline"))

@@ -15,6 +15,7 @@ extension BenchPipelineRun {
             ("database", .object([("url", .string(databaseURL)), ("pool_size", .int(4))])),
             ("worker", .object(
                 (maxInFlight.map { [("max_in_flight", JSONValue.int(Int64($0)))] } ?? [])
+                    + (batchSize.map { [("batch_size", JSONValue.int(Int64($0)))] } ?? [])
                     + (pollLingerMs.map { [("poll_linger_ms", JSONValue.int(Int64($0)))] } ?? []))),
             ("tls", .object([("ca_bundle", .string(sink.caPath))]
                 + (connections.map { [("max_connections_per_host", JSONValue.int(Int64($0)))] } ?? []))),

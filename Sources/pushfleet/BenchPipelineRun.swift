@@ -19,6 +19,8 @@ struct BenchPipelineRun {
     let kafkaProperties: [String: String]
     /// `worker.max_in_flight`, when set.
     let maxInFlight: Int?
+    /// `worker.batch_size`, when set.
+    let batchSize: Int?
     /// `worker.poll_linger_ms`, when set.
     let pollLingerMs: Int?
     /// `tls.max_connections_per_host`, when set.
@@ -53,7 +55,7 @@ struct BenchPipelineRun {
             var publishing: Task<(Int, Double), any Error>?
             let sink0 = sink.cpuSeconds()
             let wal0 = try await walBytes(), ledger0 = try await ledgerBytes()
-            let postgres0 = BenchUsage.processesCPUSeconds(named: "postgres"), self0 = BenchUsage.selfCPUSeconds()
+            let postgres0 = BenchUsage.postgresCPUSecondsByRole(), self0 = BenchUsage.selfCPUSeconds()
             if let rate {
                 try fleet.launch(count: workers)
                 say("started \(workers) worker(s); waiting 8 s for the group to form, then enqueueing at \(Int(rate))/s")
@@ -75,7 +77,9 @@ struct BenchPipelineRun {
             let workerCPU = pids.compactMap { BenchUsage.processCPUSeconds(pid: $0) }.reduce(0, +)
             let workerRSS = pids.compactMap { BenchUsage.peakRSSBytes(pid: $0) }.max()
             let sinkCPU = sink.cpuSeconds() - sink0
-            let postgresCPU = BenchUsage.processesCPUSeconds(named: "postgres") - postgres0 - pollCPU
+            var postgresRoles = BenchUsage.difference(BenchUsage.postgresCPUSecondsByRole(), postgres0)
+            postgresRoles["backends", default: 0] -= pollCPU
+            let postgresCPU = postgresRoles.values.reduce(0, +)
             let selfCPU = BenchUsage.selfCPUSeconds() - self0
             let wal = try await walBytes() - wal0, ledger = try await ledgerBytes() - ledger0
             let figures = try await readDeliveries()
@@ -94,6 +98,7 @@ struct BenchPipelineRun {
             report.add("workers", "worker processes", workers)
             report.add("partitions", "partitions", Int(partitions))
             report.add("max_in_flight", "worker.max_in_flight", text: maxInFlight.map { "\($0)" } ?? "default")
+            report.add("batch_size", "worker.batch_size", text: batchSize.map { "\($0)" } ?? "default")
             report.add("poll_linger_ms", "worker.poll_linger_ms", text: pollLingerMs.map { "\($0)" } ?? "default")
             report.add("connections", "tls.max_connections_per_host", text: connections.map { "\($0)" } ?? "default")
             report.add("kafka_properties", "workers' extra librdkafka properties",
@@ -125,6 +130,10 @@ struct BenchPipelineRun {
             report.add("postgres_cpu_seconds_per_100k", "PostgreSQL server CPU per 100k", postgresCPU * 100_000 / Double(notifications), "%.3f", unit: "s")
             report.add("postgres_us_per_notification", "PostgreSQL server CPU per notification (without the bench's progress polls)",
                        postgresCPU * 1e6 / Double(notifications), "%.1f", unit: "µs")
+            for (role, seconds) in postgresRoles.sorted(by: { $0.value > $1.value }) where seconds >= 0.0005 {
+                let key = "postgres_us_per_notification_" + role.replacingOccurrences(of: " ", with: "_")
+                report.add(key, "  of which \(role)", seconds * 1e6 / Double(notifications), "%.1f", unit: "µs")
+            }
             report.add("postgres_poll_cpu_seconds", "  the progress polls' backend CPU (left out)", pollCPU, "%.3f", unit: "s")
             report.add("wal_bytes_per_notification", "WAL written per notification", Double(wal) / Double(notifications), "%.0f", unit: "bytes")
             report.add("ledger_bytes_per_notification", "ledger on disk per notification (3 tables, indexes)", Double(ledger) / Double(notifications), "%.0f", unit: "bytes")

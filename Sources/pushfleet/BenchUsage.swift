@@ -23,30 +23,64 @@ enum BenchUsage {
     }
 
     /// User + system CPU seconds of a running process (`/proc/PID/stat`
-    /// fields 14 and 15), or nil when it is gone.
-    static func processCPUSeconds(pid: Int32) -> Double? {
+    /// fields 14 and 15), or nil when it is gone. With `reapedChildren`, also
+    /// the children it has waited for (fields 16 and 17).
+    static func processCPUSeconds(pid: Int32, reapedChildren: Bool = false) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = text.lastIndex(of: ")") else { return nil }
         // After "pid (comm)" the fields start at field 3 (state).
         let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let utime = Double(fields[11]), let stime = Double(fields[12]) else { return nil }
+        guard fields.count > 14, let utime = Double(fields[11]), let stime = Double(fields[12]),
+              let cutime = Double(fields[13]), let cstime = Double(fields[14]) else { return nil }
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        return (utime + stime) / (ticks > 0 ? ticks : 100)
+        return (utime + stime + (reapedChildren ? cutime + cstime : 0)) / (ticks > 0 ? ticks : 100)
     }
 
-    /// CPU seconds of every running process whose command name is `name`
-    /// (e.g. the PostgreSQL server and its backends: `postgres`). Processes
-    /// that exited in between are not counted.
-    static func processesCPUSeconds(named name: String) -> Double {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
-        var total = 0.0
+    /// CPU seconds of a PostgreSQL server's processes by role, read from
+    /// `/proc`: each process's role is its title (`postgres: walwriter`,
+    /// `postgres: autovacuum worker …`, a client backend's `postgres: USER DB
+    /// HOST …`). The postmaster's own line adds the children it has reaped
+    /// (`exited`: autovacuum workers, closed backends), so the difference of
+    /// two samples counts a process that ran and exited in between, which
+    /// summing live processes would miss.
+    static func postgresCPUSecondsByRole() -> [String: Double] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [:] }
+        var roles: [String: Double] = [:]
         for entry in entries {
             guard let pid = Int32(entry),
                   let comm = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8),
-                  comm.trimmingCharacters(in: .whitespacesAndNewlines) == name else { continue }
-            total += processCPUSeconds(pid: pid) ?? 0
+                  comm.trimmingCharacters(in: .whitespacesAndNewlines) == "postgres",
+                  let raw = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            let title = String(decoding: raw.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+            let role = postgresRole(title: title)
+            if role == "postmaster" {
+                roles["postmaster", default: 0] += processCPUSeconds(pid: pid) ?? 0
+                let all = processCPUSeconds(pid: pid, reapedChildren: true) ?? 0
+                roles["exited", default: 0] += all - (processCPUSeconds(pid: pid) ?? 0)
+            } else {
+                roles[role, default: 0] += processCPUSeconds(pid: pid) ?? 0
+            }
         }
-        return total
+        return roles
+    }
+
+    /// The role a PostgreSQL process title names: `postmaster` (no
+    /// `postgres: ` prefix), a background process by name, or `backends`.
+    static func postgresRole(title: String) -> String {
+        guard let range = title.range(of: "postgres: ") else { return "postmaster" }
+        let rest = title[range.upperBound...]
+        for role in ["walwriter", "checkpointer", "background writer", "autovacuum", "logical replication",
+                     "stats collector", "archiver", "walsender", "walreceiver", "io worker"] where rest.hasPrefix(role) {
+            return role
+        }
+        return "backends"
+    }
+
+    /// `after - before`, per role present in either.
+    static func difference(_ after: [String: Double], _ before: [String: Double]) -> [String: Double] {
+        var out = after
+        for (role, seconds) in before { out[role, default: 0] -= seconds }
+        return out
     }
 
     /// Peak resident set size in bytes (`VmHWM` of `/proc/<pid>/status`);
