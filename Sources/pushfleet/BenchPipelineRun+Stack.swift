@@ -53,6 +53,15 @@ extension BenchPipelineRun {
         return process
     }
 
+    /// The server's postmaster: the parent of a backend of ours, nil when the
+    /// server's processes are not on this machine (its CPU is then not measured).
+    func postmasterPID() async throws -> Int32? {
+        let connection = try await PostgresConnection.connect(url: databaseURL, logger: logger)
+        defer { connection.close() }
+        let backend = try await connection.query("SELECT pg_backend_pid()::bigint AS pid", []).rows.first?.count("pid")
+        return backend.flatMap { BenchUsage.parentPID(of: Int32(clamping: $0)) }
+    }
+
     /// Polls PostgreSQL until every delivery of this run is final; returns the
     /// seconds since `start`. The count scans the run's rows, so it is not
     /// free for the server the workers write to: the next poll comes after

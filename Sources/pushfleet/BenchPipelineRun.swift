@@ -55,7 +55,8 @@ struct BenchPipelineRun {
             var publishing: Task<(Int, Double), any Error>?
             let sink0 = sink.cpuSeconds()
             let wal0 = try await walBytes(), ledger0 = try await ledgerBytes()
-            let postgres0 = BenchUsage.postgresCPUSecondsByRole(), self0 = BenchUsage.selfCPUSeconds()
+            let postmaster = try await postmasterPID()
+            let postgres0 = postmaster.map { BenchUsage.postgresCPUSecondsByRole(postmaster: $0) } ?? [:], self0 = BenchUsage.selfCPUSeconds()
             if let rate {
                 try fleet.launch(count: workers)
                 say("started \(workers) worker(s); waiting 8 s for the group to form, then enqueueing at \(Int(rate))/s")
@@ -77,8 +78,8 @@ struct BenchPipelineRun {
             let workerCPU = pids.compactMap { BenchUsage.processCPUSeconds(pid: $0) }.reduce(0, +)
             let workerRSS = pids.compactMap { BenchUsage.peakRSSBytes(pid: $0) }.max()
             let sinkCPU = sink.cpuSeconds() - sink0
-            var postgresRoles = BenchUsage.difference(BenchUsage.postgresCPUSecondsByRole(), postgres0)
-            postgresRoles["backends", default: 0] -= pollCPU
+            var postgresRoles = BenchUsage.difference(postmaster.map { BenchUsage.postgresCPUSecondsByRole(postmaster: $0) } ?? [:], postgres0)
+            if postmaster != nil { postgresRoles["backends", default: 0] -= pollCPU }
             let postgresCPU = postgresRoles.values.reduce(0, +)
             let selfCPU = BenchUsage.selfCPUSeconds() - self0
             let wal = try await walBytes() - wal0, ledger = try await ledgerBytes() - ledger0
@@ -130,7 +131,7 @@ struct BenchPipelineRun {
             report.add("postgres_cpu_seconds_per_100k", "PostgreSQL server CPU per 100k", postgresCPU * 100_000 / Double(notifications), "%.3f", unit: "s")
             report.add("postgres_us_per_notification", "PostgreSQL server CPU per notification (without the bench's progress polls)",
                        postgresCPU * 1e6 / Double(notifications), "%.1f", unit: "µs")
-            for (role, seconds) in postgresRoles.sorted(by: { $0.value > $1.value }) where seconds >= 0.0005 {
+            for (role, seconds) in postgresRoles.sorted(by: { $0.value > $1.value }) where abs(seconds) >= 0.0005 {
                 let key = "postgres_us_per_notification_" + role.replacingOccurrences(of: " ", with: "_")
                 report.add(key, "  of which \(role)", seconds * 1e6 / Double(notifications), "%.1f", unit: "µs")
             }
@@ -141,6 +142,7 @@ struct BenchPipelineRun {
             if figures.final < notifications || produced < notifications {
                 report.warn("only \(figures.final) of \(notifications) final (\(produced) produced): the mock cluster may have dropped data")
             }
+            if postmaster == nil { report.warn("PostgreSQL's processes are not on this machine: its CPU figures are not measured (0)") }
             if !committed { report.warn("the group's committed offsets did not reach the end of every partition") }
             if exitCodes.contains(where: { $0 != 0 }) { report.warn("worker exit codes \(exitCodes) (logs in \(directory))") }
             return report

@@ -43,16 +43,19 @@ enum BenchUsage {
     /// (`exited`: autovacuum workers, closed backends), so the difference of
     /// two samples counts a process that ran and exited in between, which
     /// summing live processes would miss.
-    static func postgresCPUSecondsByRole() -> [String: Double] {
+    /// Only the server whose postmaster is `postmaster` counts (another
+    /// cluster on the machine, or the previous run's still shutting down,
+    /// would otherwise be sampled at one end only).
+    static func postgresCPUSecondsByRole(postmaster: Int32) -> [String: Double] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [:] }
         var roles: [String: Double] = [:]
         for entry in entries {
-            guard let pid = Int32(entry),
+            guard let pid = Int32(entry), pid == postmaster || parentPID(of: pid) == postmaster,
                   let comm = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8),
                   comm.trimmingCharacters(in: .whitespacesAndNewlines) == "postgres",
                   let raw = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
             let title = String(decoding: raw.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
-            let role = postgresRole(title: title)
+            let role = pid == postmaster ? "postmaster" : postgresRole(title: title)
             if role == "postmaster" {
                 roles["postmaster", default: 0] += processCPUSeconds(pid: pid) ?? 0
                 let all = processCPUSeconds(pid: pid, reapedChildren: true) ?? 0
@@ -64,10 +67,19 @@ enum BenchUsage {
         return roles
     }
 
-    /// The role a PostgreSQL process title names: `postmaster` (no
-    /// `postgres: ` prefix), a background process by name, or `backends`.
+    /// The parent process id (`PPid:` of `/proc/<pid>/status`).
+    static func parentPID(of pid: Int32) -> Int32? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("PPid:") {
+            return Int32(line.dropFirst(5).trimmingCharacters(in: .whitespaces))
+        }
+        return nil
+    }
+
+    /// The role a PostgreSQL process title names: a background process by
+    /// name, or `backends` (a child not yet titled is counted as one).
     static func postgresRole(title: String) -> String {
-        guard let range = title.range(of: "postgres: ") else { return "postmaster" }
+        guard let range = title.range(of: "postgres: ") else { return "backends" }
         let rest = title[range.upperBound...]
         for role in ["walwriter", "checkpointer", "background writer", "autovacuum", "logical replication",
                      "stats collector", "archiver", "walsender", "walreceiver", "io worker"] where rest.hasPrefix(role) {
