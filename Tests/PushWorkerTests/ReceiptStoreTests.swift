@@ -159,4 +159,43 @@ final class ReceiptStoreTests: XCTestCase {
         XCTAssertEqual(untouched["n"], "20")
         await pool.close()
     }
+
+    /// Migration 0013: the merge looks for a receipt of the inserted rows before it
+    /// updates. A receipt of the same notification to another token, or of the same
+    /// token for another notification, is not one; a row with its own receipt in the
+    /// same statement still gets it, on the plain-insert path new ids take as well.
+    func testTheMergeMatchesNotificationAndTokenTogether() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        let outcomes = OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger)
+        let shared = UUID()
+        let sameNotification = DeliveryKey(notificationID: shared, token: "tok-other", createdAt: created)
+        let sameToken = DeliveryKey(notificationID: UUID(), token: "tok-mine", createdAt: created)
+        let mine = DeliveryKey(notificationID: shared, token: "tok-mine", createdAt: created)
+        let early = DeliveryKey(notificationID: UUID(), token: "tok-early", createdAt: created)
+        try await ReceiptStore(pool: pool).apply([
+            receipt(sameNotification, .delivered, after: 1), receipt(sameToken, .opened, after: 2),
+        ])
+        // No inserted row has a receipt: nothing is merged.
+        var first = BatchOutcome(deliveries: [record(mine, .accepted, acceptedAt: created)])
+        first.idsNewToLedger = [shared]
+        try await outcomes.write(first)
+        var s = try await state(db, mine)
+        XCTAssertEqual(s.status, "accepted")
+        XCTAssertNil(s.delivered)
+        XCTAssertNil(s.opened)
+        // One row of the next statement has its own receipt: that row, and only it, gets it.
+        try await ReceiptStore(pool: pool).apply([receipt(early, .delivered, after: 3)])
+        let other = DeliveryKey(notificationID: UUID(), token: "tok-plain", createdAt: created)
+        var second = BatchOutcome(deliveries: [record(other, .accepted, acceptedAt: created), record(early, .accepted, acceptedAt: created)])
+        second.idsNewToLedger = [other.notificationID, early.notificationID]
+        try await outcomes.write(second)
+        s = try await state(db, early)
+        XCTAssertEqual(s.status, "delivered")
+        XCTAssertEqual(s.delivered, created.addingTimeInterval(3))
+        s = try await state(db, other)
+        XCTAssertEqual(s.status, "accepted")
+        XCTAssertNil(s.delivered)
+        await pool.close()
+    }
 }
