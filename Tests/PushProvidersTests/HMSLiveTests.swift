@@ -77,11 +77,13 @@ struct HMSLiveTests {
 
     @Test("an expired access token (401, 80200003): one new token, one re-send, accepted")
     func expiredTokenRefreshedOnce() async throws {
-        // The simulator's tokens live 1 s; the client trusts a token for at least 50 s, so the
-        // second send carries an expired one and learns it from Push Kit's answer.
-        try await withHMS(tokenLifetimeSeconds: 1) { stack, client in
+        // The simulator's tokens live 4 s; the client trusts a token for at least 50 s, so the
+        // second send carries an expired one and learns it from Push Kit's answer. The new
+        // token must outlive the re-send: with 1 s, a loaded machine (tests run in parallel)
+        // let it expire too and the client rightly fetched a third.
+        try await withHMS(tokenLifetimeSeconds: 4) { stack, client in
             #expect(classify(try await client.send(body: try Self.body(token: "t-1"))) == .accepted(providerMessageID: "sim1"))
-            try await Task.sleep(for: .milliseconds(1500))
+            try await Task.sleep(for: .milliseconds(4500))
             let outcome = classify(try await client.send(body: try Self.body(token: "t-2")))
             guard case .accepted = outcome else {
                 Issue.record("expected accepted, got \(outcome)")
