@@ -23,9 +23,14 @@ enum BenchUsage {
     }
 
     /// User + system CPU seconds of a running process (`/proc/PID/stat`
-    /// fields 14 and 15), or nil when it is gone. With `reapedChildren`, also
-    /// the children it has waited for (fields 16 and 17).
-    static func processCPUSeconds(pid: Int32, reapedChildren: Bool = false) -> Double? {
+    /// fields 14 and 15), or nil when it is gone.
+    static func processCPUSeconds(pid: Int32) -> Double? {
+        cpuTimes(pid: pid)?.own
+    }
+
+    /// A process's own CPU seconds (fields 14 and 15 of `/proc/PID/stat`) and
+    /// those of the children it has waited for (fields 16 and 17).
+    private static func cpuTimes(pid: Int32) -> (own: Double, reapedChildren: Double)? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = text.lastIndex(of: ")") else { return nil }
         // After "pid (comm)" the fields start at field 3 (state).
@@ -33,35 +38,31 @@ enum BenchUsage {
         guard fields.count > 14, let utime = Double(fields[11]), let stime = Double(fields[12]),
               let cutime = Double(fields[13]), let cstime = Double(fields[14]) else { return nil }
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        return (utime + stime + (reapedChildren ? cutime + cstime : 0)) / (ticks > 0 ? ticks : 100)
+        let hz = ticks > 0 ? ticks : 100
+        return ((utime + stime) / hz, (cutime + cstime) / hz)
     }
 
-    /// CPU seconds of a PostgreSQL server's processes by role, read from
-    /// `/proc`: each process's role is its title (`postgres: walwriter`,
-    /// `postgres: autovacuum worker …`, a client backend's `postgres: USER DB
-    /// HOST …`). The postmaster's own line adds the children it has reaped
-    /// (`exited`: autovacuum workers, closed backends), so the difference of
-    /// two samples counts a process that ran and exited in between, which
-    /// summing live processes would miss.
-    /// Only the server whose postmaster is `postmaster` counts (another
-    /// cluster on the machine, or the previous run's still shutting down,
-    /// would otherwise be sampled at one end only).
+    /// CPU seconds of the PostgreSQL server whose postmaster is `postmaster`
+    /// (it and its children: another cluster on the machine, or a previous
+    /// one's leftovers, would be sampled at one end only), by role read from
+    /// each process's title (`postgres: walwriter`, `postgres: autovacuum
+    /// worker …`, a client backend's `postgres: USER DB HOST …`). The
+    /// children the postmaster has reaped are `exited` (autovacuum workers,
+    /// closed backends), so the difference of two samples also counts a
+    /// process that ran and exited in between.
     static func postgresCPUSecondsByRole(postmaster: Int32) -> [String: Double] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [:] }
         var roles: [String: Double] = [:]
         for entry in entries {
             guard let pid = Int32(entry), pid == postmaster || parentPID(of: pid) == postmaster,
-                  let comm = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8),
-                  comm.trimmingCharacters(in: .whitespacesAndNewlines) == "postgres",
-                  let raw = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
-            let title = String(decoding: raw.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
-            let role = pid == postmaster ? "postmaster" : postgresRole(title: title)
-            if role == "postmaster" {
-                roles["postmaster", default: 0] += processCPUSeconds(pid: pid) ?? 0
-                let all = processCPUSeconds(pid: pid, reapedChildren: true) ?? 0
-                roles["exited", default: 0] += all - (processCPUSeconds(pid: pid) ?? 0)
+                  let times = cpuTimes(pid: pid) else { continue }
+            if pid == postmaster {
+                roles["postmaster", default: 0] += times.own
+                roles["exited", default: 0] += times.reapedChildren
             } else {
-                roles[role, default: 0] += processCPUSeconds(pid: pid) ?? 0
+                let title = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
+                    .map { String(decoding: $0.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self) } ?? ""
+                roles[postgresRole(title: title), default: 0] += times.own
             }
         }
         return roles
