@@ -52,7 +52,7 @@ let package = Package(
             dependencies: ["CLibpq", "PushCore", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "PushHTTP",
-            dependencies: ["CCurl", "CShims", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CCurl", "CShims", "PushCore", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "PushProviders",
             dependencies: [

@@ -60,6 +60,18 @@ echo
 echo "summary"
 echo "  bench send: our CPU per request / the libcurl floor's   ${floor_ratio:-?} ×   (target ≤ 1.10)"
 awk -v w="$worker_us" -v s="$send_us" 'BEGIN { if (s > 0) printf "  pipeline worker µs per notification / bench send    %.3f ×   (%s / %s µs; target ≤ 1.25)\n", w / s, w, s }'
+# Where the worker's extra CPU is: its curl loop thread against bench send's,
+# and everything else (Swift's task pool, Kafka and libpq threads) against
+# bench send's task pool (the load driver, translation).
+worker_curl="$(field "$out/pipeline-$stamp.json" worker_us_per_notification_curl)"
+send_curl="$(field "$out/send-$stamp.json" us_per_request_curl)"
+send_all="$(field "$out/send-$stamp.json" us_per_request)"
+awk -v w="$worker_us" -v wc="$worker_curl" -v s="$send_all" -v sc="$send_curl" 'BEGIN {
+    if (wc > 0 && sc > 0) {
+        printf "    of which the curl loop thread                        %.3f ×   (%s / %s µs)\n", wc / sc, wc, sc
+        printf "    of which the rest (task pool, Kafka, libpq)          %.1f / %.1f µs\n", w - wc, s - sc
+    }
+}'
 echo "  PostgreSQL server CPU per notification                  ${pg_us:-?} µs   (target ≤ 15)"
 echo "  half-load p99 enqueue→accepted                          ${p99:-?} ms   (target ≤ 50)"
 echo "JSON results in $out/"

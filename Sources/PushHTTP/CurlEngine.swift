@@ -2,6 +2,7 @@ import CCurl
 import CShims
 import Foundation
 import Logging
+import PushCore
 
 /// The curl multi handle and the dedicated thread that drives it.
 ///
@@ -51,13 +52,14 @@ final class CurlEngine: @unchecked Sendable {
         exited.enter()
         // The thread holds the engine until the loop returns, then lets go.
         let thread = Thread { [self] in
+            ThreadName.setCurrent("curl.multi")
             lock.lock()
             loopThread = pthread_self()
             lock.unlock()
             runLoop()
             exited.leave()
         }
-        thread.name = "PushHTTP.curl-multi"
+        thread.name = "curl.multi"
         thread.start()
     }
 

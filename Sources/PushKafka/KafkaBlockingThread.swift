@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 
 /// A dedicated OS thread that runs blocking jobs one after another, so that blocking
 /// librdkafka calls never occupy Swift's cooperative thread pool.
@@ -11,7 +12,10 @@ final class KafkaBlockingThread: @unchecked Sendable {
     private var stopping = false
 
     init(name: String) {
-        let thread = Thread { [self] in self.runLoop() }
+        let thread = Thread { [self] in
+            ThreadName.setCurrent(name)
+            self.runLoop()
+        }
         thread.name = name
         thread.start()
     }

@@ -104,8 +104,8 @@ public final class KafkaConsumer: @unchecked Sendable {
         self.context = context
         self.logger = logger
         cooperativeSticky = (all["partition.assignment.strategy"] ?? "").contains("cooperative-sticky")
-        pollThread = KafkaBlockingThread(name: "kafka.consumer.poll")
-        controlThread = KafkaBlockingThread(name: "kafka.consumer.control")
+        pollThread = KafkaBlockingThread(name: "kafka.cons.poll")
+        controlThread = KafkaBlockingThread(name: "kafka.cons.ctl")
     }
 
     /// Up to `maxMessages` messages, waiting at most `timeout` for the first; `[]` on

@@ -48,8 +48,8 @@ public final class KafkaProducer: @unchecked Sendable {
         handle = try KafkaConf.newClient(type: RD_KAFKA_PRODUCER, conf: conf, context: retained)
         self.context = context
         self.logger = logger
-        pollThread = KafkaBlockingThread(name: "kafka.producer.poll")
-        controlThread = KafkaBlockingThread(name: "kafka.producer.control")
+        pollThread = KafkaBlockingThread(name: "kafka.prod.poll")
+        controlThread = KafkaBlockingThread(name: "kafka.prod.ctl")
         pollThread.enqueue { [handle, stopping] in
             // Serve delivery reports and errors until the producer stops.
             while !stopping.withLock({ $0 }) {

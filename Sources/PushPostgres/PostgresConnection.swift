@@ -41,7 +41,7 @@ public final class PostgresConnection: @unchecked Sendable {
         var logger = logger
         logger[metadataKey: "postgres.connection_id"] = "\(id)"
         self.logger = logger
-        self.executor = BlockingExecutor(name: "pushfleet.postgres.\(id)")
+        self.executor = BlockingExecutor(name: "pg.\(id)")
     }
 
     deinit {

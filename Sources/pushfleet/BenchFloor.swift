@@ -28,6 +28,7 @@ struct BenchFloor {
         let sink0 = sink.cpuSeconds()
         let result: CShims_curl_floor_result = try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
+                ThreadName.setCurrent("floor")
                 var result = CShims_curl_floor_result()
                 let code = withCStrings(lines) { headerPointers in
                     body.withUnsafeBufferPointer { bodyBuffer in

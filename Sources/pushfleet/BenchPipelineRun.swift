@@ -76,6 +76,8 @@ struct BenchPipelineRun {
             // Sample the workers before they stop: CPU and peak RSS (VmHWM is a high-water mark).
             let pids = fleet.processes.map(\.processIdentifier)
             let workerCPU = pids.compactMap { BenchUsage.processCPUSeconds(pid: $0) }.reduce(0, +)
+            let workerRoles = pids.map { BenchUsage.threadCPUSecondsByRole(pid: $0) }
+                .reduce(into: [String: Double]()) { sum, roles in sum.merge(roles, uniquingKeysWith: +) }
             let workerRSS = pids.compactMap { BenchUsage.peakRSSBytes(pid: $0) }.max()
             let sinkCPU = sink.cpuSeconds() - sink0
             var postgresRoles = BenchUsage.difference(postmaster.map { BenchUsage.postgresCPUSecondsByRole(postmaster: $0) } ?? [:], postgres0)
@@ -128,6 +130,7 @@ struct BenchPipelineRun {
             report.add("worker_peak_rss_mb", "worker peak RSS (VmHWM, max)", megabytes(workerRSS), "%.1f", unit: "MB")
             report.add("sink_cpu_seconds", "sink CPU", sinkCPU, "%.3f", unit: "s")
             report.add("worker_us_per_notification", "worker CPU per notification", workerCPU * 1e6 / Double(notifications), "%.1f", unit: "µs")
+            report.add(threadRoles: workerRoles, keyPrefix: "worker_us_per_notification_", count: notifications)
             report.add("postgres_cpu_seconds_per_100k", "PostgreSQL server CPU per 100k", postgresCPU * 100_000 / Double(notifications), "%.3f", unit: "s")
             report.add("postgres_us_per_notification", "PostgreSQL server CPU per notification (without the bench's progress polls)",
                        postgresCPU * 1e6 / Double(notifications), "%.1f", unit: "µs")

@@ -37,6 +37,28 @@ struct BenchReport {
 
     mutating func warn(_ text: String) { warnings.append(text) }
 
+    /// CPU by thread role (`BenchUsage.threadCPUSecondsByRole`) in µs per one
+    /// of `count`, largest first, one `  of which …` line each under
+    /// `keyPrefix + role`.
+    mutating func add(threadRoles roles: [String: Double], keyPrefix: String, count: Int) {
+        guard count > 0 else { return }
+        for (role, seconds) in roles.sorted(by: { $0.value > $1.value }) where seconds >= 0.0005 {
+            add(keyPrefix + role, "  of which " + (Self.threadRoleLabels[role] ?? role), seconds * 1e6 / Double(count), "%.1f", unit: "µs")
+        }
+    }
+
+    static let threadRoleLabels = [
+        "curl": "the curl loop (libcurl, TLS, HTTP/2)",
+        "tasks": "Swift's task pool (decode, translate, batch, records)",
+        "postgres_client": "libpq threads",
+        "kafka_threads": "our librdkafka call threads",
+        "librdkafka": "librdkafka's own threads",
+        "nio": "the metrics server (NIO)",
+        "main": "the main thread",
+        "exited": "threads that ended",
+        "floor": "the libcurl floor's thread",
+    ]
+
     /// The table, then the warnings.
     func table(title: String) -> String {
         let width = rows.map(\.label.count).max() ?? 0

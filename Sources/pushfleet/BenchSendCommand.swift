@@ -96,9 +96,10 @@ struct BenchSendCommand: AsyncParsableCommand {
             var floors: [BenchFloor] = []
             for round in 0..<(floor ? rounds : 1) {
                 if floor && round % 2 == 0 { floors.append(try await runFloor(sink: sink, sender: sender, streams: streams)) }
-                let cpu0 = BenchUsage.selfCPUSeconds(), sink0 = sink.cpuSeconds()
+                let cpu0 = BenchUsage.selfCPUSeconds(), sink0 = sink.cpuSeconds(), roles0 = BenchUsage.threadCPUSecondsByRole()
                 let result = await BenchLoad.run(count: notifications, concurrency: concurrency, send: { try await sender.send($0) })
-                ours.append(BenchSendRound(result: result, cpuSeconds: BenchUsage.selfCPUSeconds() - cpu0, sinkCPUSeconds: sink.cpuSeconds() - sink0))
+                ours.append(BenchSendRound(result: result, cpuSeconds: BenchUsage.selfCPUSeconds() - cpu0, sinkCPUSeconds: sink.cpuSeconds() - sink0,
+                                           threadRoles: BenchUsage.difference(BenchUsage.threadCPUSecondsByRole(), roles0)))
                 if floor && round % 2 == 1 { floors.append(try await runFloor(sink: sink, sender: sender, streams: streams)) }
             }
             let median = ours.sorted { $0.cpuSeconds < $1.cpuSeconds }[ours.count / 2]
@@ -123,6 +124,8 @@ struct BenchSendCommand: AsyncParsableCommand {
             report.add(latency: result.latency, key: "latency", label: "latency")
             report.add("cpu_seconds_per_100k", "our CPU per 100k", cpu * 100_000 / Double(notifications), "%.3f", unit: "s")
             report.add("cpu_cores", "our CPU (cores busy)", cpu / result.seconds, "%.2f")
+            report.add("us_per_request", "our CPU per request" + (floor ? " (the median round)" : ""), cpu * 1e6 / Double(notifications), "%.1f", unit: "µs")
+            report.add(threadRoles: median.threadRoles, keyPrefix: "us_per_request_", count: notifications)
             report.add("translate_ns", platform == "webpush" ? "translation and encryption alone (per request)" : "translation alone (per request)",
                        translateNanoseconds, "%.0f", unit: "ns")
             report.add("decode_ns", "intake decode alone (PushCore, per message)", decodeNanoseconds, "%.0f", unit: "ns")
@@ -168,6 +171,8 @@ struct BenchSendRound {
     var result: BenchLoad.Result
     var cpuSeconds: Double
     var sinkCPUSeconds: Double
+    /// Our CPU seconds in the run by thread role (`BenchUsage.threadCPUSecondsByRole`).
+    var threadRoles: [String: Double] = [:]
 
     /// The floor's figures (medians over the rounds) and our CPU per request as a ratio to the floor's.
     static func addFloor(_ floors: [BenchFloor], ours: [BenchSendRound], notifications: Int, to report: inout BenchReport) {

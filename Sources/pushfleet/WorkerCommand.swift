@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import Metrics
+import PushCore
 import PushWorker
 import ServiceLifecycle
 
@@ -105,11 +106,12 @@ struct WorkerCommand: AsyncParsableCommand {
 private func exitWithParent(logger: Logger) {
     let parent = getppid()
     let thread = Thread {
+        ThreadName.setCurrent("parent-watch")
         while getppid() == parent { Thread.sleep(forTimeInterval: 0.5) }
         logger.warning("parent process gone; stopping")
         kill(getpid(), SIGTERM)
     }
-    thread.name = "pushfleet.parent-watch"
+    thread.name = "parent-watch"
     thread.start()
 }
 
