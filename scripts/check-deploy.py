@@ -32,6 +32,9 @@ AGREED_METRICS = {
     "pushfleet_token_refreshes_total": False, "pushfleet_resent_without_status_total": False,
     "pushfleet_rate_limited_total": False, "pushfleet_receipts_total": False,
     "pushfleet_batch_commit_seconds": True, "pushfleet_partitions_assigned": False,
+    "pushfleet_thread_cpu_seconds_total": False,
+    # The standard process metrics of Prometheus client libraries, exported too.
+    "process_cpu_seconds_total": False, "process_resident_memory_bytes": False,
 }
 # What the dashboard must show (issue 6): one panel or more for each.
 DASHBOARD_MUST_SHOW = [
@@ -439,7 +442,7 @@ def check_dashboard(c, jsons):
     source_names = set()
     names_file = c.path("Sources", "PushWorker", "Observability", "MetricNames.swift")
     if os.path.exists(names_file):
-        source_names = set(re.findall(r'"(pushfleet_[a-z0-9_]+)"', open(names_file).read()))
+        source_names = set(re.findall(r'"((?:pushfleet|process)_[a-z0-9_]+)"', open(names_file).read()))
     try:
         import promql_parser
     except ImportError:
@@ -467,8 +470,8 @@ def check_dashboard(c, jsons):
     c.check(len(ids) == len(set(ids)), f, "panel ids are not unique")
     used = set()
     for where, expr, promql in exprs:
-        names = re.findall(r"\b(pushfleet_[a-z0-9_]+)", expr)
-        c.check(names, f, f"{where}: expression uses no pushfleet_ metric: {expr}")
+        names = re.findall(r"\b((?:pushfleet|process)_[a-z0-9_]+)", expr)
+        c.check(names, f, f"{where}: expression uses no pushfleet_ or process_ metric: {expr}")
         c.check(not re.search(r"\bpush[a-z]*_(?<!pushfleet_)", expr), f, f"{where}: misspelt metric prefix in {expr}")
         for name in names:
             base = re.sub(r"_(bucket|sum|count)$", "", name) if name not in AGREED_METRICS else name

@@ -37,7 +37,7 @@ struct BenchReport {
 
     mutating func warn(_ text: String) { warnings.append(text) }
 
-    /// CPU by thread role (`BenchUsage.threadCPUSecondsByRole`) in µs per one
+    /// CPU by thread role (`ThreadCPU`) in µs per one
     /// of `count`, largest first, one `  of which …` line each under
     /// `keyPrefix + role`.
     mutating func add(threadRoles roles: [String: Double], keyPrefix: String, count: Int) {
@@ -56,7 +56,7 @@ struct BenchReport {
         "nio": "the metrics server (NIO)",
         "main": "the main thread",
         "exited": "threads that ended",
-        "floor": "the libcurl floor's thread",
+        "other": "other threads",
     ]
 
     /// The table, then the warnings.

@@ -1,4 +1,5 @@
 import Foundation
+import PushWorker
 
 /// CPU and memory figures of this process and of child processes, read from
 /// `getrusage` and `/proc` (Linux).
@@ -31,60 +32,13 @@ enum BenchUsage {
     /// A process's own CPU seconds (fields 14 and 15 of `/proc/PID/stat`) and
     /// those of the children it has waited for (fields 16 and 17).
     private static func cpuTimes(pid: Int32) -> (own: Double, reapedChildren: Double)? {
-        stat(path: "/proc/\(pid)/stat").map { ($0.own, $0.reapedChildren) }
+        ThreadCPU.stat(path: "/proc/\(pid)/stat").map { ($0.cpuSeconds, $0.reapedChildrenCPUSeconds) }
     }
 
-    /// A `stat` file of `/proc` (a process's or a thread's): its name (the
-    /// `comm` in parentheses), own CPU seconds (fields 14 and 15) and its
-    /// reaped children's (16 and 17).
-    private static func stat(path: String) -> (name: String, own: Double, reapedChildren: Double)? {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-              let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close else { return nil }
-        // After "pid (comm)" the fields start at field 3 (state).
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 14, let utime = Double(fields[11]), let stime = Double(fields[12]),
-              let cutime = Double(fields[13]), let cstime = Double(fields[14]) else { return nil }
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        let hz = ticks > 0 ? ticks : 100
-        return (String(text[text.index(after: open)..<close]), (utime + stime) / hz, (cutime + cstime) / hz)
-    }
-
-    /// CPU seconds of `pid`'s threads by role, from each live thread's
-    /// `/proc/PID/task/TID/stat` and the kernel name our threads give
-    /// themselves (`ThreadName`); `exited` is the process's total less its
-    /// live threads' (threads that ran and ended). `pid` nil means this process.
+    /// CPU seconds of `pid`'s threads by role (`ThreadCPU`), `exited` being
+    /// threads that ran and ended. `pid` nil means this process.
     static func threadCPUSecondsByRole(pid: Int32? = nil) -> [String: Double] {
-        let base = "/proc/\(pid.map(String.init) ?? "self")"
-        guard let process = stat(path: base + "/stat"),
-              let tids = try? FileManager.default.contentsOfDirectory(atPath: base + "/task") else { return [:] }
-        var roles: [String: Double] = [:]
-        var live = 0.0
-        for tid in tids {
-            guard let thread = stat(path: "\(base)/task/\(tid)/stat") else { continue }
-            roles[threadRole(name: thread.name, processName: process.name), default: 0] += thread.own
-            live += thread.own
-        }
-        roles["exited"] = max(0, process.own - live)
-        return roles
-    }
-
-    /// The role of a thread of ours by its kernel name: `curl` (a multi
-    /// handle's loop), `floor` (bench send's libcurl floor), `postgres_client`
-    /// (a connection's libpq thread), `kafka_threads` (our blocking calls into
-    /// librdkafka), `librdkafka` (its own `rdk:` threads), `nio` (the metrics
-    /// server), `main`, and `tasks`: Swift concurrency's pool, which runs on
-    /// dispatch's threads (`com.apple.root.default-qos`, cut to its last 15
-    /// bytes), where decoding, batching and the outcome writes' encoding run.
-    static func threadRole(name: String, processName: String) -> String {
-        if name.hasPrefix("curl.") { return "curl" }
-        if name == "floor" { return "floor" }
-        if name.hasPrefix("pg.") { return "postgres_client" }
-        if name.hasPrefix("kafka.") { return "kafka_threads" }
-        if name.hasPrefix("rdk:") { return "librdkafka" }
-        if name.hasPrefix("NIO-") { return "nio" }
-        if name.hasSuffix("-qos") || name.hasSuffix("overcommit") || name.hasPrefix("com.apple") { return "tasks" }
-        if name == processName { return "main" }
-        return "other"
+        ThreadCPU.sample(pid: pid)?.byRole ?? [:]
     }
 
     /// CPU seconds of the PostgreSQL server whose postmaster is `postmaster`

@@ -57,7 +57,10 @@ struct WorkerCommand: AsyncParsableCommand {
         let server = ObservabilityServer(
             host: observability.listenHost, port: observability.listenPort,
             exposition: exposition, health: health, logger: logger,
-            beforeScrape: { Self.export(worker, into: metrics) })
+            beforeScrape: {
+                Self.export(worker, into: metrics)
+                metrics.exportProcess()
+            })
         // Started first, stopped last: the listener outlives the worker's drain.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server), .init(service: worker)]
         // Device receipts (PREFIX.receipts, group "<group>.receipts"); on unless switched off.

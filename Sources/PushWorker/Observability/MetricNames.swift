@@ -25,6 +25,11 @@ public enum MetricNames {
     public static let untrustedHeaders = "pushfleet_untrusted_headers_total"
     public static let poisonRecords = "pushfleet_poison_records_total"
     public static let credentialFailures = "pushfleet_credential_failures_total"
+    /// CPU seconds by thread role (label `thread`: `ThreadCPU.roles`).
+    public static let threadCPU = "pushfleet_thread_cpu_seconds_total"
+    /// The standard process metrics of Prometheus's client libraries.
+    public static let processCPU = "process_cpu_seconds_total"
+    public static let processResidentMemory = "process_resident_memory_bytes"
 }
 
 /// Histogram bucket upper bounds, in seconds, per histogram metric.

@@ -14,6 +14,8 @@ extension WorkerMetrics {
             counter(MetricNames.deadLetters, [label("reason", reason)]).increment(by: 0)
         }
         counter(MetricNames.suppressedDuplicates).increment(by: 0)
+        for role in ThreadCPU.roles { floatingCounter(MetricNames.threadCPU, [("thread", role)]).increment(by: 0) }
+        floatingCounter(MetricNames.processCPU).increment(by: 0)
         counter(MetricNames.untrustedHeaders).increment(by: 0)
         for stage in [PoisonStage.processing, .write, .deadLetter] {
             counter(MetricNames.poisonRecords, [label("stage", stage.rawValue)]).increment(by: 0)

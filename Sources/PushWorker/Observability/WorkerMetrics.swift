@@ -17,6 +17,7 @@ public final class WorkerMetrics: Sendable {
     private let counters = Locked<[SeriesKey: Counter]>([:])
     private let gauges = Locked<[SeriesKey: Gauge]>([:])
     private let timers = Locked<[SeriesKey: Metrics.Timer]>([:])
+    private let floatingCounters = Locked<[SeriesKey: FloatingPointCounter]>([:])
     /// The two per-request timers by provider: found without building a series key.
     let roundTripTimers = Locked<[Provider: Metrics.Timer]>([:])
     let enqueueTimers = Locked<[Provider: Metrics.Timer]>([:])
@@ -25,6 +26,8 @@ public final class WorkerMetrics: Sendable {
     let exported = Locked<WorkerCounters?>(nil)
     /// The provider client stats `export(_:provider:app:host:)` last saw.
     let exportedProviders = Locked<[ProviderKey: ProviderClientStats]>([:])
+    /// The CPU readings `exportProcess` last brought the counters up to.
+    let processBaseline = Locked(ProcessBaseline())
 
     /// - Parameter factory: where the metric objects come from.
     public init(factory: any MetricsFactory = MetricsSystem.factory) {
@@ -42,24 +45,28 @@ public final class WorkerMetrics: Sendable {
         }
     }
 
-    func counter(_ name: String, _ dimensions: [(String, String)] = []) -> Counter {
+    /// The series `name` + `dimensions` from `cache`, made through the factory the first time.
+    private func series<Metric>(_ cache: Locked<[SeriesKey: Metric]>, _ name: String, _ dimensions: [(String, String)],
+                                make: (String, [(String, String)], any MetricsFactory) -> Metric) -> Metric {
         let key = SeriesKey(name, dimensions)
-        return counters.withLock { cache in
+        return cache.withLock { cache in
             if let existing = cache[key] { return existing }
-            let made = Counter(label: name, dimensions: dimensions, factory: factory)
+            let made = make(name, dimensions, factory)
             cache[key] = made
             return made
         }
     }
 
+    func counter(_ name: String, _ dimensions: [(String, String)] = []) -> Counter {
+        series(counters, name, dimensions) { Counter(label: $0, dimensions: $1, factory: $2) }
+    }
+
+    func floatingCounter(_ name: String, _ dimensions: [(String, String)] = []) -> FloatingPointCounter {
+        series(floatingCounters, name, dimensions) { FloatingPointCounter(label: $0, dimensions: $1, factory: $2) }
+    }
+
     func gauge(_ name: String, _ dimensions: [(String, String)] = []) -> Gauge {
-        let key = SeriesKey(name, dimensions)
-        return gauges.withLock { cache in
-            if let existing = cache[key] { return existing }
-            let made = Gauge(label: name, dimensions: dimensions, factory: factory)
-            cache[key] = made
-            return made
-        }
+        series(gauges, name, dimensions) { Gauge(label: $0, dimensions: $1, factory: $2) }
     }
 
     /// Removes the gauges of `name` whose labels `keep` rejects (e.g. the lag
@@ -73,13 +80,7 @@ public final class WorkerMetrics: Sendable {
     }
 
     func timer(_ name: String, _ dimensions: [(String, String)] = []) -> Metrics.Timer {
-        let key = SeriesKey(name, dimensions)
-        return timers.withLock { cache in
-            if let existing = cache[key] { return existing }
-            let made = Metrics.Timer(label: name, dimensions: dimensions, factory: factory)
-            cache[key] = made
-            return made
-        }
+        series(timers, name, dimensions) { Metrics.Timer(label: $0, dimensions: $1, factory: $2) }
     }
 
     /// `name{provider=...}` through a cache keyed by the provider alone: these
