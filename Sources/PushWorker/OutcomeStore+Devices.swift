@@ -32,7 +32,7 @@ extension OutcomeStore {
         guard !tokens.isEmpty else { return [:] }
         var (known, missing) = registryCache.split(tokens)
         guard !missing.isEmpty else { return known }
-        let asked = try await registryStates(missing)
+        let asked = try await registryStates(missing.map(\.token))
         registryCache.remember(asked: missing, states: asked)
         known.merge(asked) { _, new in new }
         return known

@@ -18,7 +18,30 @@ struct TokenRegistryState: Sendable, Equatable {
 /// recipient. Entries the worker itself changes (an invalidation it wrote, a
 /// registration it applied) are dropped at once; other replicas' changes are
 /// seen within `ttl`.
+///
+/// Entries are keyed by 128 bits of hash of (app, platform, token), not by
+/// the token's strings: an entry is 40 bytes instead of holding a 64- to
+/// 200-character token alive (tens of MB at the 200,000-entry capacity, and
+/// a string comparison on every look-up). Two tokens share a key with a
+/// probability of about 2⁻¹²⁸ per pair.
 final class TokenRegistryCache: Sendable {
+    /// The cache's key for one token: two differently seeded hashes of it
+    /// (this process's `Hasher` seed, so keys never outlive the process).
+    struct Key: Hashable, Sendable {
+        let first: Int
+        let second: Int
+
+        init(_ token: OutcomeStore.AppToken) {
+            var a = Hasher(), b = Hasher()
+            a.combine(UInt8(0))
+            b.combine(UInt8(1))
+            a.combine(token)
+            b.combine(token)
+            first = a.finalize()
+            second = b.finalize()
+        }
+    }
+
     private struct Entry: Sendable {
         var state: TokenRegistryState
         var expires: ContinuousClock.Instant
@@ -26,30 +49,33 @@ final class TokenRegistryCache: Sendable {
 
     let ttl: Duration
     let capacity: Int
-    private let entries = Locked<[OutcomeStore.AppToken: Entry]>([:])
+    private let entries = Locked<[Key: Entry]>([:])
 
     init(ttl: Duration, capacity: Int = 200_000) {
         self.ttl = ttl
         self.capacity = max(1, capacity)
     }
 
-    /// The fresh states among `tokens`, and the tokens to ask the registry about.
+    /// The fresh states among `tokens`, and the tokens to ask the registry
+    /// about, each with its key for `remember`.
     func split(_ tokens: Set<OutcomeStore.AppToken>, now: ContinuousClock.Instant = .now)
-        -> (known: [OutcomeStore.AppToken: TokenRegistryState], missing: [OutcomeStore.AppToken])
+        -> (known: [OutcomeStore.AppToken: TokenRegistryState], missing: [(token: OutcomeStore.AppToken, key: Key)])
     {
-        guard ttl > .zero else { return ([:], Array(tokens)) }
+        guard ttl > .zero else { return ([:], tokens.map { ($0, Key($0)) }) }
+        let keyed = tokens.map { ($0, Key($0)) }
         return entries.withLock { entries in
             var known: [OutcomeStore.AppToken: TokenRegistryState] = [:]
-            var missing: [OutcomeStore.AppToken] = []
-            for token in tokens {
-                if let entry = entries[token], entry.expires > now { known[token] = entry.state } else { missing.append(token) }
+            var missing: [(token: OutcomeStore.AppToken, key: Key)] = []
+            missing.reserveCapacity(keyed.count)
+            for (token, key) in keyed {
+                if let entry = entries[key], entry.expires > now { known[token] = entry.state } else { missing.append((token, key)) }
             }
             return (known, missing)
         }
     }
 
     /// Keeps what the registry said about `asked` (absent from `states`: unknown).
-    func remember(asked: [OutcomeStore.AppToken], states: [OutcomeStore.AppToken: TokenRegistryState],
+    func remember(asked: [(token: OutcomeStore.AppToken, key: Key)], states: [OutcomeStore.AppToken: TokenRegistryState],
                   now: ContinuousClock.Instant = .now) {
         guard ttl > .zero, !asked.isEmpty else { return }
         let expires = now + ttl
@@ -58,15 +84,20 @@ final class TokenRegistryCache: Sendable {
                 entries = entries.filter { $0.value.expires > now }
                 if entries.count + asked.count > capacity { entries.removeAll(keepingCapacity: true) }
             }
-            for token in asked { entries[token] = Entry(state: states[token] ?? .unknown, expires: expires) }
+            for (token, key) in asked {
+                // Most batches find no token in the registry: no look-up then.
+                let state = states.isEmpty ? .unknown : states[token] ?? .unknown
+                entries[key] = Entry(state: state, expires: expires)
+            }
         }
     }
 
     /// Drops what is cached about `tokens` (the worker just changed them in the registry).
     func forget(_ tokens: some Sequence<OutcomeStore.AppToken>) {
         guard ttl > .zero else { return }
+        let keys = tokens.map(Key.init)
         entries.withLock { entries in
-            for token in tokens { entries[token] = nil }
+            for key in keys { entries[key] = nil }
         }
     }
 

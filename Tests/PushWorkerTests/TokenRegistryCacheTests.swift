@@ -1,0 +1,70 @@
+import Foundation
+import PushCore
+import XCTest
+
+@testable import PushWorker
+
+/// The worker's short-lived registry cache, on its own (no PostgreSQL).
+final class TokenRegistryCacheTests: XCTestCase {
+    typealias AppToken = OutcomeStore.AppToken
+    let t0 = ContinuousClock.now
+
+    private func token(_ n: Int, app: String = "shop", platform: Platform = .ios) -> AppToken {
+        AppToken(app: app, platform: platform, token: String(repeating: String(n % 10), count: 64))
+    }
+
+    func testAnswersAreKeptForTheirTimeUnknownOnesToo() {
+        let cache = TokenRegistryCache(ttl: .seconds(30))
+        let invalid = token(1), sandbox = token(2), unknown = token(3)
+        let (known, missing) = cache.split([invalid, sandbox, unknown], now: t0)
+        XCTAssertTrue(known.isEmpty)
+        XCTAssertEqual(Set(missing.map(\.token)), [invalid, sandbox, unknown])
+        cache.remember(asked: missing, states: [invalid: .init(invalid: true), sandbox: .init(sandbox: true)], now: t0)
+
+        let later = cache.split([invalid, sandbox, unknown], now: t0 + .seconds(29))
+        XCTAssertEqual(later.known, [invalid: .init(invalid: true), sandbox: .init(sandbox: true), unknown: .unknown])
+        XCTAssertTrue(later.missing.isEmpty)
+        XCTAssertEqual(cache.split([invalid], now: t0 + .seconds(30)).missing.map(\.token), [invalid], "expired at ttl")
+    }
+
+    func testTheSameTokenOfAnotherAppOrPlatformIsAnotherEntry() {
+        let cache = TokenRegistryCache(ttl: .seconds(30))
+        let a = token(1), otherApp = token(1, app: "news"), otherPlatform = token(1, platform: .android)
+        cache.remember(asked: cache.split([a], now: t0).missing, states: [a: .init(invalid: true)], now: t0)
+        let (known, missing) = cache.split([a, otherApp, otherPlatform], now: t0)
+        XCTAssertEqual(known, [a: .init(invalid: true)])
+        XCTAssertEqual(Set(missing.map(\.token)), [otherApp, otherPlatform])
+    }
+
+    func testForgottenTokensAreAskedAgain() {
+        let cache = TokenRegistryCache(ttl: .seconds(30))
+        let a = token(1), b = token(2)
+        cache.remember(asked: cache.split([a, b], now: t0).missing, states: [:], now: t0)
+        cache.forget([a])
+        XCTAssertEqual(cache.split([a, b], now: t0).missing.map(\.token), [a])
+        XCTAssertEqual(cache.count, 1)
+    }
+
+    func testAtCapacityExpiredEntriesGoFirstThenEverything() {
+        let cache = TokenRegistryCache(ttl: .seconds(10), capacity: 4)
+        let old = (0..<3).map { token($0, app: "old\($0)") }
+        cache.remember(asked: cache.split(Set(old), now: t0).missing, states: [:], now: t0)
+        // Two more after the first three expired: those are dropped, the new ones kept.
+        let new = (0..<2).map { token($0, app: "new\($0)") }
+        cache.remember(asked: cache.split(Set(new), now: t0 + .seconds(11)).missing, states: [:], now: t0 + .seconds(11))
+        XCTAssertEqual(cache.count, 2)
+        // Three more while those two are fresh: over capacity even after expiry, so all go first.
+        let more = (0..<3).map { token($0, app: "more\($0)") }
+        cache.remember(asked: cache.split(Set(more), now: t0 + .seconds(12)).missing, states: [:], now: t0 + .seconds(12))
+        XCTAssertEqual(cache.count, 3)
+        XCTAssertEqual(cache.split(Set(new), now: t0 + .seconds(12)).missing.count, 2)
+    }
+
+    func testNoTimeToLiveMeansNoCache() {
+        let cache = TokenRegistryCache(ttl: .zero)
+        let a = token(1)
+        cache.remember(asked: cache.split([a], now: t0).missing, states: [a: .init(invalid: true)], now: t0)
+        XCTAssertEqual(cache.split([a], now: t0).missing.map(\.token), [a])
+        XCTAssertEqual(cache.count, 0)
+    }
+}
