@@ -61,8 +61,8 @@ final class TokenRegistryCache: Sendable {
     func split(_ tokens: Set<OutcomeStore.AppToken>, now: ContinuousClock.Instant = .now)
         -> (known: [OutcomeStore.AppToken: TokenRegistryState], missing: [(token: OutcomeStore.AppToken, key: Key)])
     {
-        guard ttl > .zero else { return ([:], tokens.map { ($0, Key($0)) }) }
-        let keyed = tokens.map { ($0, Key($0)) }
+        let keyed = tokens.map { (token: $0, key: Key($0)) }
+        guard ttl > .zero else { return ([:], keyed) }
         return entries.withLock { entries in
             var known: [OutcomeStore.AppToken: TokenRegistryState] = [:]
             var missing: [(token: OutcomeStore.AppToken, key: Key)] = []

@@ -4,6 +4,7 @@ import PushCore
 import PushKafka
 import PushPostgres
 import PushSimulator
+import PushWorker
 
 /// One `bench pipeline` run: sink, mock cluster, migrations, enqueue, worker
 /// processes, the wait for PostgreSQL and the committed offsets, the figures.
@@ -76,7 +77,7 @@ struct BenchPipelineRun {
             // Sample the workers before they stop: CPU and peak RSS (VmHWM is a high-water mark).
             let pids = fleet.processes.map(\.processIdentifier)
             let workerCPU = pids.compactMap { BenchUsage.processCPUSeconds(pid: $0) }.reduce(0, +)
-            let workerRoles = pids.map { BenchUsage.threadCPUSecondsByRole(pid: $0) }
+            let workerRoles = pids.map { ThreadCPU.sample(pid: $0)?.byRole ?? [:] }
                 .reduce(into: [String: Double]()) { sum, roles in sum.merge(roles, uniquingKeysWith: +) }
             let workerRSS = pids.compactMap { BenchUsage.peakRSSBytes(pid: $0) }.max()
             let sinkCPU = sink.cpuSeconds() - sink0

@@ -4,6 +4,7 @@ import PushCore
 import PushHTTP
 import PushProviders
 import PushSimulator
+import PushWorker
 
 /// `pushfleet bench send`: PushHTTP + PushProviders at the simulator's fast
 /// sink, translating every notification as a worker does, with an optional
@@ -96,10 +97,10 @@ struct BenchSendCommand: AsyncParsableCommand {
             var floors: [BenchFloor] = []
             for round in 0..<(floor ? rounds : 1) {
                 if floor && round % 2 == 0 { floors.append(try await runFloor(sink: sink, sender: sender, streams: streams)) }
-                let cpu0 = BenchUsage.selfCPUSeconds(), sink0 = sink.cpuSeconds(), roles0 = BenchUsage.threadCPUSecondsByRole()
+                let cpu0 = BenchUsage.selfCPUSeconds(), sink0 = sink.cpuSeconds(), roles0 = ThreadCPU.sample()?.byRole ?? [:]
                 let result = await BenchLoad.run(count: notifications, concurrency: concurrency, send: { try await sender.send($0) })
                 ours.append(BenchSendRound(result: result, cpuSeconds: BenchUsage.selfCPUSeconds() - cpu0, sinkCPUSeconds: sink.cpuSeconds() - sink0,
-                                           threadRoles: BenchUsage.difference(BenchUsage.threadCPUSecondsByRole(), roles0)))
+                                           threadRoles: BenchUsage.difference(ThreadCPU.sample()?.byRole ?? [:], roles0)))
                 if floor && round % 2 == 1 { floors.append(try await runFloor(sink: sink, sender: sender, streams: streams)) }
             }
             let median = ours.sorted { $0.cpuSeconds < $1.cpuSeconds }[ours.count / 2]
@@ -171,7 +172,7 @@ struct BenchSendRound {
     var result: BenchLoad.Result
     var cpuSeconds: Double
     var sinkCPUSeconds: Double
-    /// Our CPU seconds in the run by thread role (`BenchUsage.threadCPUSecondsByRole`).
+    /// Our CPU seconds in the run by thread role (`ThreadCPU.Sample.byRole`).
     var threadRoles: [String: Double] = [:]
 
     /// The floor's figures (medians over the rounds) and our CPU per request as a ratio to the floor's.

@@ -26,19 +26,7 @@ enum BenchUsage {
     /// User + system CPU seconds of a running process (`/proc/PID/stat`
     /// fields 14 and 15), or nil when it is gone.
     static func processCPUSeconds(pid: Int32) -> Double? {
-        cpuTimes(pid: pid)?.own
-    }
-
-    /// A process's own CPU seconds (fields 14 and 15 of `/proc/PID/stat`) and
-    /// those of the children it has waited for (fields 16 and 17).
-    private static func cpuTimes(pid: Int32) -> (own: Double, reapedChildren: Double)? {
-        ThreadCPU.stat(path: "/proc/\(pid)/stat").map { ($0.cpuSeconds, $0.reapedChildrenCPUSeconds) }
-    }
-
-    /// CPU seconds of `pid`'s threads by role (`ThreadCPU`), `exited` being
-    /// threads that ran and ended. `pid` nil means this process.
-    static func threadCPUSecondsByRole(pid: Int32? = nil) -> [String: Double] {
-        ThreadCPU.sample(pid: pid)?.byRole ?? [:]
+        ThreadCPU.stat(path: "/proc/\(pid)/stat")?.cpuSeconds
     }
 
     /// CPU seconds of the PostgreSQL server whose postmaster is `postmaster`
@@ -54,14 +42,14 @@ enum BenchUsage {
         var roles: [String: Double] = [:]
         for entry in entries {
             guard let pid = Int32(entry), pid == postmaster || parentPID(of: pid) == postmaster,
-                  let times = cpuTimes(pid: pid) else { continue }
+                  let times = ThreadCPU.stat(path: "/proc/\(pid)/stat") else { continue }
             if pid == postmaster {
-                roles["postmaster", default: 0] += times.own
-                roles["exited", default: 0] += times.reapedChildren
+                roles["postmaster", default: 0] += times.cpuSeconds
+                roles["exited", default: 0] += times.reapedChildrenCPUSeconds
             } else {
                 let title = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
                     .map { String(decoding: $0.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self) } ?? ""
-                roles[postgresRole(title: title), default: 0] += times.own
+                roles[postgresRole(title: title), default: 0] += times.cpuSeconds
             }
         }
         return roles

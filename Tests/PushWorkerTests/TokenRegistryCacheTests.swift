@@ -60,6 +60,21 @@ final class TokenRegistryCacheTests: XCTestCase {
         XCTAssertEqual(cache.split(Set(new), now: t0 + .seconds(12)).missing.count, 2)
     }
 
+    /// Tokens as hostile producers send them (decode already repaired invalid
+    /// UTF-8 to U+FFFD): each its own entry, none confused with another.
+    func testHostileTokensAreEachTheirOwnEntry() {
+        let cache = TokenRegistryCache(ttl: .seconds(30))
+        let odd = ["", "\0", "\0\0", "a\0b", "a\u{FFFD}b", "a\u{FFFD}\u{FFFD}b", String(repeating: "f", count: 4096),
+                   String(repeating: "f", count: 4097), "é", "e\u{301}", String(repeating: "🚀", count: 1000)]
+        let tokens = odd.map { AppToken(app: "shop", platform: .ios, token: $0) }
+        var states: [AppToken: TokenRegistryState] = [:]
+        for (i, token) in tokens.enumerated() where i % 2 == 0 { states[token] = .init(invalid: true) }
+        cache.remember(asked: cache.split(Set(tokens), now: t0).missing, states: states, now: t0)
+        let (known, missing) = cache.split(Set(tokens), now: t0)
+        XCTAssertTrue(missing.isEmpty)
+        for token in tokens { XCTAssertEqual(known[token], states[token] ?? .unknown, token.token.debugDescription) }
+    }
+
     func testNoTimeToLiveMeansNoCache() {
         let cache = TokenRegistryCache(ttl: .zero)
         let a = token(1)
