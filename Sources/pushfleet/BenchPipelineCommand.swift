@@ -31,7 +31,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     @Option(name: .long, help: "worker.max_in_flight of the workers (default: the worker's own, 1,024).")
     var maxInFlight: Int?
 
-    @Option(name: .long, help: "worker.batch_size of the workers (default: the worker's own, 256).")
+    @Option(name: .long, help: "worker.batch_size of the workers (default: the worker's own, 512).")
     var batchSize: Int?
 
     @Option(name: .long, help: "worker.poll_linger_ms of the workers (default: the worker's own, 5).")

@@ -48,7 +48,7 @@ final class ChaosTests: XCTestCase {
             XCTAssertEqual(r.count("notifications"), notifications)
 
             // Duplicate sends: a killed worker can have at most its in-flight bound
-            // (batch_size × max_batches_in_flight = 256 × 4 messages) sent without
+            // (batch_size × max_batches_in_flight = 512 × 2 messages) sent without
             // the outcome reaching PostgreSQL. The simulator counts sends per apns-id.
             guard let duplicateIDs = summary.int("simulator_apns_duplicate_ids") else {
                 return XCTFail("no simulator duplicate count in the summary")

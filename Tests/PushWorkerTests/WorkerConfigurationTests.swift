@@ -37,6 +37,10 @@ final class WorkerConfigurationTests: XCTestCase {
         XCTAssertEqual(config.apps["shop"]?.fcm?.serviceAccountPath, "/secrets/sa.json")
         XCTAssertNil(config.apps["shop"]?.apns)
         XCTAssertEqual(config.worker.pollLinger, .milliseconds(5))
+        // Batches of 512, two full ones in flight: the in-flight bound (what a killed
+        // worker can have sent unrecorded) stays 1,024, as docs and the chaos test say.
+        XCTAssertEqual(config.worker.batchSize, 512)
+        XCTAssertEqual(config.worker.inFlightLimit, 1024)
 
         let lingerless = try write("""
             {"worker": {"poll_linger_ms": 0}, "apps": {"shop": {"fcm": {"service_account_path": "/x"}}}}
