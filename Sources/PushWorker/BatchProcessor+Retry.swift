@@ -3,18 +3,22 @@ import PushCore
 
 extension BatchProcessor {
     /// Turns the batch's retry needs into one retry (or dead-letter) message
-    /// per notification, carrying only the recipients that failed, and the
+    /// per consumed message, carrying only the recipients that failed, and the
     /// matching ledger rows (`retrying`, `dead_lettered` or `expired`).
     func scheduleRetries(_ outcome: inout BatchOutcome) {
         guard !outcome.retryNeeds.isEmpty else { return }
         let now = Date()
-        // Per notification; recipients never sent (held back by the client) go in a message
-        // of their own that keeps its attempt number: they cannot exhaust attempts unsent.
-        struct GroupKey: Hashable { var id: UUID; var notSent: Bool }
+        // Per consumed message, not per notification id: two messages of one notification
+        // in a batch (one from a retry tier at attempt 3, one whose recipients were held
+        // back at attempt 1) carry their own attempt number, first failure and origin,
+        // and a retry message takes them from the message its recipients came from.
+        // Recipients never sent (held back by the client) go in a message of their own
+        // that keeps its attempt number: they cannot exhaust attempts unsent.
+        struct GroupKey: Hashable { var source: ObjectIdentifier; var notSent: Bool }
         var groups: [GroupKey: [RetryNeed]] = [:]
         var order: [GroupKey] = []
         for need in outcome.retryNeeds {
-            let key = GroupKey(id: need.item.notification.id, notSent: need.notSent)
+            let key = GroupKey(source: ObjectIdentifier(need.item.source), notSent: need.notSent)
             if groups[key] == nil { order.append(key) }
             groups[key, default: []].append(need)
         }
