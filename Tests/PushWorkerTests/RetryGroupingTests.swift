@@ -83,4 +83,46 @@ final class RetryGroupingTests: XCTestCase {
         XCTAssertEqual(statuses["fcm-b"], .retrying, "attempt 1 of 5 is not exhausted by another message's attempt 5")
         XCTAssertEqual(last.outgoing.map(\.topic).sorted(), ["push.dlq", "push.retry.5s"])
     }
+
+    /// Retry headers are bytes anyone with produce rights on a retry topic can
+    /// write. A message with a hostile attempt header is clamped on its own
+    /// (above 1,000: 1,000, so exhausted; past Int, negative, NUL, not a
+    /// number: attempt 1) and cannot
+    /// move the attempt of another message of the same notification.
+    func testAHostileAttemptHeaderStaysWithItsOwnMessage() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        defer { Task { await pool.close() } }
+        let processor = try RecipientResolutionTests.processor(pool)  // retry.max_attempts 5
+        let n = try PushNotification.decode(Array(RecipientResolutionTests.notification(
+            id: UUID(), recipients: #"{"token": "fcm-a", "platform": "android"}"#).utf8)).get()
+        func item(_ token: String, attemptHeader: [UInt8]) -> BatchProcessor.WorkItem {
+            let message = KafkaMessage(topic: "push.retry.5s", partition: 0, offset: 1, key: nil, value: [],
+                                       headers: [(RetryHeaders.attemptKey, attemptHeader)])
+            return BatchProcessor.WorkItem(
+                source: .init(notification: n, enqueuedAt: nil, headers: RetryHeaders(message: message), sourceKey: nil, tier: "5s"),
+                recipient: Recipient(token: token, platform: .android),
+                key: DeliveryKey(notificationID: n.id, token: token, createdAt: n.createdAt))
+        }
+        let huge = item("fcm-huge", attemptHeader: Array("999999".utf8))
+        let overflow = item("fcm-overflow", attemptHeader: Array("99999999999999999999999".utf8))
+        let negative = item("fcm-negative", attemptHeader: Array("-7".utf8))
+        let nul = item("fcm-nul", attemptHeader: [0x33, 0x00, 0xFF])
+        let honest = item("fcm-honest", attemptHeader: Array("3".utf8))
+        var outcome = BatchOutcome()
+        outcome.retryNeeds = [huge, overflow, negative, nul, honest].map { Self.need($0) }
+        processor.scheduleRetries(&outcome)
+        let statuses = Dictionary(uniqueKeysWithValues: outcome.deliveries.map { ($0.key.token, $0.status) })
+        XCTAssertEqual(statuses["fcm-huge"], .deadLettered, "a huge attempt is clamped and exhausted, without a trap")
+        XCTAssertEqual(statuses["fcm-overflow"], .retrying, "a number past Int reads as no attempt header: 1")
+        XCTAssertEqual(statuses["fcm-negative"], .retrying)
+        XCTAssertEqual(statuses["fcm-nul"], .retrying)
+        XCTAssertEqual(statuses["fcm-honest"], .retrying)
+        var attempts: [String: Int] = [:]
+        for m in outcome.outgoing where m.topic != "push.dlq" {
+            let headers = RetryHeaders(message: KafkaMessage(topic: m.topic, partition: 0, offset: 0, key: nil, value: m.value, headers: m.headers))
+            for r in try PushNotification.decode(m.value).get().recipients { attempts[r.token] = headers.attempt }
+        }
+        XCTAssertEqual(attempts, ["fcm-overflow": 2, "fcm-negative": 2, "fcm-nul": 2, "fcm-honest": 4], "each from its own message's attempt")
+    }
 }
