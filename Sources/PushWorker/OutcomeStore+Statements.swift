@@ -4,21 +4,33 @@ import PushPostgres
 
 /// The outcome writes' SQL and bound parameters (parallel arrays for `unnest`).
 extension OutcomeStore {
+    /// `unnest($i::type[]) AS name, ...`: parallel arrays zipped into rows by
+    /// set-returning functions in a select list, which PostgreSQL steps in
+    /// lockstep one row at a time. The same arrays as `FROM unnest(a, b, ...)`
+    /// give the same rows, but that form first copies every array's elements
+    /// into a tuplestore of its own (a function in FROM is materialised),
+    /// about 1 µs a row of the outcome write here (docs/benchmarks.md).
+    static func zipped(_ columns: [(parameter: Int, type: String, name: String)]) -> String {
+        "SELECT " + columns.map { "unnest($\($0.parameter)::\($0.type)[]) AS \($0.name)" }.joined(separator: ", ")
+    }
+
     /// Inserts deliveries from 16 parallel arrays ($1...$16); `foldedAttempts`
     /// adds a 17th ($17, float8: a first attempt's round trip kept on its row,
     /// NULL where the row's attempts are logged) and the worker (`$<worker>`)
     /// beside each round trip (migration 0012).
     static func insertDeliveriesSQL(foldedAttempts worker: Int? = nil) -> String {
-        """
-        INSERT INTO deliveries AS d (notification_id, created_at, app, platform, token, status, attempts,
-            provider_status, provider_reason, provider_message_id, detail, enqueued_at,
-            first_attempt_at, last_attempt_at, accepted_at, final_at, updated_at\(worker == nil ? "" : ",\n    first_attempt_latency_ms, first_attempt_worker"))
-        SELECT n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi, now()\(worker.map { ", l, CASE WHEN l IS NOT NULL THEN $\($0)::text END" } ?? "")
-        FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
-                    $8::bigint[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[],
-                    $14::timestamptz[], $15::timestamptz[], $16::timestamptz[]\(worker == nil ? "" : ", $17::float8[]"))
-             AS u(n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi\(worker == nil ? "" : ", l"))
-        """
+        let arrays: [(String, String)] = [
+            ("uuid", "n"), ("timestamptz", "c"), ("text", "a"), ("text", "p"), ("text", "t"), ("text", "s"),
+            ("bigint", "at"), ("bigint", "ps"), ("text", "pr"), ("text", "pm"), ("text", "dt"), ("timestamptz", "eq"),
+            ("timestamptz", "fa"), ("timestamptz", "la"), ("timestamptz", "aa"), ("timestamptz", "fi"),
+        ] + (worker == nil ? [] : [("float8", "l")])
+        return """
+            INSERT INTO deliveries AS d (notification_id, created_at, app, platform, token, status, attempts,
+                provider_status, provider_reason, provider_message_id, detail, enqueued_at,
+                first_attempt_at, last_attempt_at, accepted_at, final_at, updated_at\(worker == nil ? "" : ",\n    first_attempt_latency_ms, first_attempt_worker"))
+            SELECT n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi, now()\(worker.map { ", l, CASE WHEN l IS NOT NULL THEN $\($0)::text END" } ?? "")
+            FROM (\(zipped(arrays.enumerated().map { ($0.offset + 1, $0.element.0, $0.element.1) }))) AS u
+            """
     }
 
     /// Upserts deliveries from the same 16 arrays; a final status is never overwritten.
@@ -42,14 +54,15 @@ extension OutcomeStore {
     /// Appends attempts from 11 parallel arrays and the worker id (a scalar)
     /// starting at parameter `$first`.
     static func insertAttemptsSQL(first: Int = 1) -> String {
-        let p = (first..<first + 12).map { "$\($0)" }
+        let arrays: [(String, String)] = [
+            ("uuid", "n"), ("timestamptz", "c"), ("text", "t"), ("bigint", "at"), ("timestamptz", "aa"), ("text", "o"),
+            ("text", "p"), ("bigint", "ps"), ("text", "pr"), ("float8", "l"), ("text", "ti"),
+        ]
         return """
             INSERT INTO delivery_attempt_log (notification_id, created_at, token, attempt, attempted_at, outcome,
                 provider, provider_status, provider_reason, latency_ms, tier, worker)
-            SELECT n, c, t, at, aa, o, p, ps, pr, l, ti, \(p[11])::text
-            FROM unnest(\(p[0])::uuid[], \(p[1])::timestamptz[], \(p[2])::text[], \(p[3])::bigint[], \(p[4])::timestamptz[],
-                        \(p[5])::text[], \(p[6])::text[], \(p[7])::bigint[], \(p[8])::text[], \(p[9])::float8[], \(p[10])::text[])
-                 AS u(n, c, t, at, aa, o, p, ps, pr, l, ti)
+            SELECT n, c, t, at, aa, o, p, ps, pr, l, ti, $\(first + 11)::text
+            FROM (\(zipped(arrays.enumerated().map { (first + $0.offset, $0.element.0, $0.element.1) }))) AS u
             """
     }
 
@@ -60,7 +73,7 @@ extension OutcomeStore {
     static func insertNotificationIDsSQL(first: Int = 1, fresh: Bool = false) -> String {
         """
         INSERT INTO notification_ids (notification_id, created_at)
-        SELECT * FROM unnest($\(first)::uuid[], $\(first + 1)::timestamptz[])
+        \(zipped([(first, "uuid", "n"), (first + 1, "timestamptz", "c")]))
         """ + (fresh ? "" : "\nON CONFLICT (notification_id) DO NOTHING")
     }
 
