@@ -6,7 +6,9 @@ import PushPostgres
 /// Partition upkeep for `pushfleet maintain`: creates the coming days' daily
 /// partitions of `deliveries` and `delivery_attempt_log` and detaches, then drops,
 /// those whose whole day is past retention. Receipts older than the retention
-/// go too.
+/// go too. Last, the partitioned tables whose own statistics the hourly
+/// views' plans need are analyzed (autovacuum never analyzes a partitioned
+/// table itself, only its partitions).
 public struct PartitionMaintenance: Sendable {
     /// What a run did (or, on a dry run, would do).
     public struct Report: Sendable, Equatable {
@@ -18,7 +20,13 @@ public struct PartitionMaintenance: Sendable {
         /// `notification_ids` rows whose `created_at` is past retention (their
         /// ledger rows went with the partitions).
         public var notificationIDsDeleted = 0
+        /// Partitioned tables analyzed (their statistics as a whole, migration 0014).
+        public var analyzed: [String] = []
     }
+
+    /// The partitioned tables `run` analyzes: `deliveries`, whose (hour, app,
+    /// platform) group counts tell the planner to hash the hourly views' groups.
+    public static let analyzedTables = ["deliveries"]
 
     private let connection: PostgresConnection
     private let logger: Logger
@@ -84,6 +92,14 @@ public struct PartitionMaintenance: Sendable {
         } else {
             report.notificationIDsDeleted = try await connection.query(
                 "DELETE FROM notification_ids WHERE created_at < $1", [.timestamp(cutoffDay)]).affectedRows
+        }
+        if !dryRun {
+            // Samples each partition and the whole (a bounded sample, not a scan); the
+            // views stay correct without it, only slower to group.
+            for table in Self.analyzedTables {
+                try await connection.execute("ANALYZE \"\(table)\"")
+                report.analyzed.append(table)
+            }
         }
         return report
     }

@@ -7,7 +7,7 @@ import PushWorker
 struct MaintainCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "maintain",
-        abstract: "Partition upkeep: create the coming days' daily partitions, drop those past retention (run daily, e.g. from cron).")
+        abstract: "Partition upkeep: create the coming days' daily partitions, drop those past retention, refresh the ledger's statistics (run daily, e.g. from cron).")
 
     @Option(name: .long, help: "PostgreSQL URL (env PUSHFLEET_DATABASE_URL).")
     var databaseURL: String?
@@ -38,6 +38,7 @@ struct MaintainCommand: AsyncParsableCommand {
         say(report.dropped.isEmpty ? "partitions: none past \(retentionDays) days" : "partitions \(verb)dropped (detached, then dropped): \(report.dropped.joined(separator: ", "))")
         say("receipts older than the retention \(verb)deleted: \(report.receiptsDeleted)")
         say("notification ids older than the retention \(verb)deleted: \(report.notificationIDsDeleted)")
+        if !report.analyzed.isEmpty { say("statistics refreshed (ANALYZE): \(report.analyzed.joined(separator: ", "))") }
         for failure in report.failures { say("FAILED to create partitions for \(failure)") }
         if !report.failures.isEmpty { throw ExitCode(1) }
     }

@@ -47,6 +47,7 @@ final class AnalyticsPartitionTests: XCTestCase {
         XCTAssertEqual(dry.dropped, oldNames)
         XCTAssertEqual(dry.receiptsDeleted, 1)
         XCTAssertEqual(dry.notificationIDsDeleted, 1)
+        XCTAssertEqual(dry.analyzed, [], "a dry run analyzes nothing")
         // 0001 created today-2 … today+7; 12 days ahead needs today+8 … today+12 for both tables.
         let ahead = (8...12).flatMap { d in ["deliveries", "delivery_attempt_log"].map { "\($0)_\(today.adding(d).suffix)" } }
         XCTAssertEqual(Set(dry.created), Set(ahead))
@@ -58,6 +59,7 @@ final class AnalyticsPartitionTests: XCTestCase {
         XCTAssertEqual(Set(done.created), Set(ahead))
         XCTAssertEqual(done.receiptsDeleted, 1)
         XCTAssertEqual(done.notificationIDsDeleted, 1)
+        XCTAssertEqual(done.analyzed, ["deliveries"])
         let kept = try await db.row("SELECT count(*) AS n FROM notification_ids")
         XCTAssertEqual(kept["n"], "1", "today's id is kept")
         existing = try await maintenance.existingPartitions()
@@ -67,6 +69,47 @@ final class AnalyticsPartitionTests: XCTestCase {
                                       [.text(db.schema), .textArray(oldNames)])
         XCTAssertEqual(tables["n"], "0", "detached and dropped, not just detached")
         let again = try await maintenance.run(daysAhead: 12, retentionDays: 30, dryRun: false)
-        XCTAssertEqual(again, PartitionMaintenance.Report(), "a second run has nothing to do")
+        XCTAssertEqual(again, PartitionMaintenance.Report(analyzed: ["deliveries"]), "a second run has nothing to do but analyze")
+    }
+
+    /// Migration 0014: the hourly views group through statistics of the
+    /// partitioned table as a whole, which only an ANALYZE of that table
+    /// gathers: `maintain` runs it, and the planner then expects an hour's few
+    /// (hour, app, platform) groups instead of one per row.
+    func testMaintenanceGathersTheHourlyGroupStatistics() async throws {
+        let db = try await AnalyticsDatabase.make()
+        // 6,000 rows over three hours, two apps, two platforms: 12 groups.
+        try await db.connection.query(
+            """
+            INSERT INTO deliveries (notification_id, created_at, app, platform, token, status, attempts, enqueued_at, accepted_at)
+            SELECT gen_random_uuid(), c, 'app' || (i % 2), CASE WHEN i % 3 = 0 THEN 'ios' ELSE 'android' END, 't' || i,
+                   'accepted', 1, c, c + interval '1 s'
+            FROM (SELECT i, date_trunc('hour', now()) - interval '3 hours' + i * interval '1.8 s' AS c
+                  FROM generate_series(0, 5999) AS i) g
+            """)
+        let funnel = "SELECT * FROM delivery_funnel_hourly WHERE hour >= now() - interval '6 hours'"
+        func groupsExpected() async throws -> Double {
+            let plan = try await db.connection.query("EXPLAIN (FORMAT JSON) \(funnel)")
+            let json = try XCTUnwrap(plan.rows.first?[0]?.data(using: .utf8))
+            let top = try XCTUnwrap((try JSONSerialization.jsonObject(with: json) as? [[String: Any]])?.first?["Plan"] as? [String: Any])
+            return try XCTUnwrap(top["Plan Rows"] as? Double)
+        }
+        let stats = "SELECT count(*) AS n FROM pg_stats_ext WHERE schemaname = $1 AND statistics_name = $2 AND n_distinct IS NOT NULL"
+        let before = try await db.row(stats, [.text(db.schema), .text("deliveries_created_hour_groups")])
+        XCTAssertEqual(before["n"], "0", "not gathered yet: the rows came after the migration's ANALYZE")
+        let guessed = try await groupsExpected()
+        XCTAssertGreaterThan(guessed, 100, "without the statistics the planner expects a group per few rows")
+
+        let report = try await PartitionMaintenance(connection: db.connection, logger: AnalyticsDatabase.logger)
+            .run(daysAhead: 7, retentionDays: 30, dryRun: false)
+        XCTAssertEqual(report.analyzed, ["deliveries"])
+        for name in ["deliveries_created_hour_groups", "deliveries_accepted_hour_groups"] {
+            let after = try await db.row(stats, [.text(db.schema), .text(name)])
+            XCTAssertEqual(after["n"], "1", name)
+        }
+        let known = try await groupsExpected()
+        XCTAssertLessThanOrEqual(known, 24, "12 groups in the table; planned \(known)")
+        let rows = try await db.connection.query(funnel)
+        XCTAssertEqual(rows.count, 12)
     }
 }

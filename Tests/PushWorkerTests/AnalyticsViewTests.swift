@@ -73,16 +73,23 @@ final class AnalyticsViewTests: XCTestCase {
                        ["android|UNREGISTERED|1", "ios|Unregistered|2"])
     }
 
-    /// The funnel's hour filter is answered from the covering index, not a scan of every row.
-    func testFunnelFilterUsesTheFunnelIndex() async throws {
+    /// The hourly views' hour filters are answered from the BRIN over those
+    /// hours (migration 0014), not by reading every row of every partition.
+    func testHourFiltersReadTheirHoursThroughTheBRIN() async throws {
         let db = try await AnalyticsDatabase.make()
         _ = try await AnalyticsFixture.seed(db)
         try await db.connection.query("VACUUM ANALYZE deliveries")
         try await db.connection.query("SET enable_seqscan = off")
-        let plan = try await db.connection.query(
-            "EXPLAIN SELECT * FROM delivery_funnel_hourly WHERE hour >= now() - interval '3 hours'")
-        let text = plan.rows.compactMap { $0[0] }.joined(separator: "\n")
-        // Partition indexes are named after their columns: (timezone(...)), app, platform, created_at, ...
-        XCTAssertTrue(text.contains("Index Only Scan using") && text.contains("timezone_app_platform"), text)
+        for (view, hour) in [("delivery_funnel_hourly", "created_at"), ("delivery_latency_hourly", "created_at"),
+                             ("delivery_accepted_hourly", "accepted_at")] {
+            let plan = try await db.connection.query(
+                "EXPLAIN SELECT * FROM \(view) WHERE hour >= now() - interval '3 hours'")
+            let text = plan.rows.compactMap { $0[0] }.joined(separator: "\n")
+            // Partition indexes are named after their columns: created_at, first_attempt_at, (timezone(...)), ...
+            XCTAssertTrue(text.contains("Bitmap Index Scan on deliveries_") && text.contains("created_at_first_attempt_at"),
+                          "\(view):\n\(text)")
+            XCTAssertTrue(text.contains("Index Cond: ((date_trunc('hour'::text, (\(hour) AT TIME ZONE"), "\(view):\n\(text)")
+            XCTAssertFalse(text.contains("Seq Scan on deliveries_2"), "\(view) reads a day partition whole:\n\(text)")
+        }
     }
 }
