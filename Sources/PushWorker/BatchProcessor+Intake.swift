@@ -6,9 +6,21 @@ extension BatchProcessor {
     /// The retry state a consumed message carries. `pushfleet-*` headers are
     /// trusted only on the retry topics the fleet itself writes; on a topic
     /// producers write they are ignored (a producer cannot skip attempts,
-    /// fake a due time or an origin) and counted.
+    /// fake a due time or an origin) and counted. A retry message without a
+    /// readable attempt number is sent as attempt 1, and counted and logged:
+    /// workers always write one, so it came from elsewhere (a producer with
+    /// rights on the retry topics, a replay tool) and resets the attempt count.
     func trustedHeaders(of message: KafkaMessage) -> RetryHeaders {
-        if topics.isRetryTopic(message.topic) { return RetryHeaders(message: message) }
+        if topics.isRetryTopic(message.topic) {
+            if RetryHeaders.readableAttempt(of: message) == nil {
+                counters.withLock { $0.unreadableRetryAttempts += 1 }
+                logger.warning("retry message without a readable attempt number; sent as attempt 1", metadata: [
+                    "kafka.topic": "\(message.topic)", "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)",
+                    "retry.attempt_header": "\(message.header(RetryHeaders.attemptKey).map { String(reflecting: String(decoding: $0.prefix(40), as: UTF8.self)) } ?? "absent")",
+                ])
+            }
+            return RetryHeaders(message: message)
+        }
         if message.headers.contains(where: { RetryHeaders.steeringKeys.contains($0.name) }) {
             counters.withLock { $0.untrustedHeaders += 1 }
             logger.debug("retry headers on a producer topic ignored", metadata: [

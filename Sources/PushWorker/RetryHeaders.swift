@@ -49,7 +49,7 @@ public struct RetryHeaders: Sendable, Equatable {
         func millis(_ key: String) -> Date? {
             text(key).flatMap(Int64.init).flatMap { (0...Self.maxMillis).contains($0) ? Date(timeIntervalSince1970: Double($0) / 1000) : nil }
         }
-        attempt = text(Self.attemptKey).flatMap(Int.init).map { min(max(1, $0), Self.maxAttempt) } ?? 1
+        attempt = Self.readableAttempt(of: message).map { min($0, Self.maxAttempt) } ?? 1
         dueAt = millis(Self.dueAtKey)
         firstFailureAt = millis(Self.firstFailureAtKey)
         lastError = text(Self.lastErrorKey)
@@ -57,6 +57,13 @@ public struct RetryHeaders: Sendable, Equatable {
         originPartition = text(Self.originPartitionKey).flatMap(Int32.init)
         originOffset = text(Self.originOffsetKey).flatMap(Int64.init)
         reason = text(Self.reasonKey)
+    }
+
+    /// The message's `pushfleet-attempt` as written, when it is a whole number
+    /// of at least 1 (a worker writes nothing else); nil when it is absent,
+    /// not a number, past `Int` or below 1. Not yet bounded by `maxAttempt`.
+    static func readableAttempt(of message: KafkaMessage) -> Int? {
+        message.header(attemptKey).flatMap { Int(String(decoding: $0, as: UTF8.self)) }.flatMap { $0 >= 1 ? $0 : nil }
     }
 
     /// Kafka headers for a produced message.

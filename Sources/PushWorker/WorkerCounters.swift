@@ -18,6 +18,10 @@ public struct WorkerCounters: Sendable {
     /// `pushfleet-*` retry headers, which were ignored:
     /// `pushfleet_untrusted_headers_total`.
     public var untrustedHeaders = 0
+    /// Messages on a retry topic without a readable `pushfleet-attempt`
+    /// (absent, not a number, below 1), sent as attempt 1:
+    /// `pushfleet_retry_attempt_unreadable_total`.
+    public var unreadableRetryAttempts = 0
     /// Records PostgreSQL or Kafka refused and that were isolated from their
     /// batch (`write_failed`, `dead_letter_failed`, `processing_failed`):
     /// `pushfleet_poison_records_total{stage}`.

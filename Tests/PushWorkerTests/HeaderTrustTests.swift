@@ -43,6 +43,29 @@ final class HeaderTrustTests: XCTestCase {
         XCTAssertEqual(processor.counters.withLock { $0.untrustedHeaders }, 2)
     }
 
+    /// A retry message whose attempt number cannot be read is sent as attempt
+    /// 1 (it cannot be told from a first try), and counted: workers always
+    /// write a number of at least 1, so such a message came from elsewhere.
+    func testUnreadableRetryAttemptsAreCountedAndReadAsTheFirst() throws {
+        let processor = try RecipientResolutionTests.processor(PostgresPool(url: "postgresql://127.0.0.1:1/none", size: 1,
+                                                                            logger: AnalyticsDatabase.logger))
+        func retry(_ attempt: [UInt8]?, topic: String = "push.retry.10m") -> KafkaMessage {
+            KafkaMessage(topic: topic, partition: 2, offset: 7, key: nil, value: Array("{}".utf8),
+                         headers: attempt.map { [(RetryHeaders.attemptKey, $0)] } ?? [("traceparent", Array("00-abc".utf8))])
+        }
+        let unreadable: [[UInt8]?] = [nil, Array("".utf8), Array("abc".utf8), Array("0".utf8), Array("-3".utf8),
+                                      Array("99999999999999999999999".utf8), [0x33, 0x00], [0xFF, 0xFE], Array(" 2".utf8)]
+        for (i, header) in unreadable.enumerated() {
+            XCTAssertEqual(processor.trustedHeaders(of: retry(header)).attempt, 1, "\(header.map { Array($0) } ?? [])")
+            XCTAssertEqual(processor.counters.withLock { $0.unreadableRetryAttempts }, i + 1)
+        }
+        XCTAssertEqual(processor.trustedHeaders(of: retry(Array("2".utf8))).attempt, 2)
+        XCTAssertEqual(processor.trustedHeaders(of: retry(Array("999999".utf8))).attempt, RetryHeaders.maxAttempt)
+        // Intake messages carry no attempt number: nothing to count there.
+        XCTAssertEqual(processor.trustedHeaders(of: retry(nil, topic: "push.notifications")).attempt, 1)
+        XCTAssertEqual(processor.counters.withLock { $0.unreadableRetryAttempts }, unreadable.count)
+    }
+
     /// A due time far in the future (or a huge attempt number) on a retry
     /// topic cannot hold a partition paused for ever or overflow arithmetic.
     func testRetryHeaderValuesAreBounded() {

@@ -17,6 +17,7 @@ final class MetricsZeroSeriesTests: XCTestCase {
         for line in [
             "pushfleet_suppressed_duplicates_total 0",
             "pushfleet_untrusted_headers_total 0",
+            "pushfleet_retry_attempt_unreadable_total 0",
             "pushfleet_retries_total{tier=\"5s\"} 0",
             "pushfleet_retries_total{tier=\"10m\"} 0",
             "pushfleet_dead_letters_total{reason=\"exhausted\"} 0",

@@ -23,6 +23,7 @@ public enum MetricNames {
     public static let batchCommit = "pushfleet_batch_commit_seconds"
     public static let partitionsAssigned = "pushfleet_partitions_assigned"
     public static let untrustedHeaders = "pushfleet_untrusted_headers_total"
+    public static let unreadableRetryAttempts = "pushfleet_retry_attempt_unreadable_total"
     public static let poisonRecords = "pushfleet_poison_records_total"
     public static let credentialFailures = "pushfleet_credential_failures_total"
     /// CPU seconds by thread role (label `thread`: `ThreadCPU.roles`).

@@ -23,6 +23,7 @@ extension WorkerMetrics {
             }
             suppressed(count: totals.suppressed - last.suppressed)
             untrustedHeaders(count: totals.untrustedHeaders - last.untrustedHeaders)
+            unreadableRetryAttempts(count: totals.unreadableRetryAttempts - last.unreadableRetryAttempts)
             for (key, n) in totals.credentialFailures {
                 credentialFailures(provider: key.provider, app: key.app, kind: key.kind, count: n - (last.credentialFailures[key] ?? 0))
             }

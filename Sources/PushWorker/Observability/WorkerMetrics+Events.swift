@@ -66,6 +66,12 @@ extension WorkerMetrics {
         counter(MetricNames.untrustedHeaders).increment(by: count)
     }
 
+    /// Retry-topic messages whose attempt number could not be read (sent as attempt 1).
+    public func unreadableRetryAttempts(count: Int) {
+        guard count > 0 else { return }
+        counter(MetricNames.unreadableRetryAttempts).increment(by: count)
+    }
+
     /// Records PostgreSQL or Kafka refused, isolated from their batch
     /// (`stage`: `processing_failed`, `write_failed`, `dead_letter_failed`).
     public func poisonRecords(stage: String, count: Int) {

@@ -17,6 +17,7 @@ extension WorkerMetrics {
         for role in ThreadCPU.roles { floatingCounter(MetricNames.threadCPU, [("thread", role)]).increment(by: 0) }
         floatingCounter(MetricNames.processCPU).increment(by: 0)
         counter(MetricNames.untrustedHeaders).increment(by: 0)
+        counter(MetricNames.unreadableRetryAttempts).increment(by: 0)
         for stage in [PoisonStage.processing, .write, .deadLetter] {
             counter(MetricNames.poisonRecords, [label("stage", stage.rawValue)]).increment(by: 0)
         }
