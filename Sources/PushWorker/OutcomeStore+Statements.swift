@@ -10,8 +10,10 @@ extension OutcomeStore {
     /// give the same rows, but that form first copies every array's elements
     /// into a tuplestore of its own (a function in FROM is materialised),
     /// about 1 µs a row of the outcome write here (docs/benchmarks.md).
-    static func zipped(_ columns: [(parameter: Int, type: String, name: String)]) -> String {
-        "SELECT " + columns.map { "unnest($\($0.parameter)::\($0.type)[]) AS \($0.name)" }.joined(separator: ", ")
+    /// The arrays are parameters `$first`, `$first + 1`, ... in order.
+    static func zipped(from first: Int, _ arrays: [(type: String, name: String)]) -> String {
+        "SELECT " + arrays.enumerated().map { "unnest($\(first + $0.offset)::\($0.element.type)[]) AS \($0.element.name)" }
+            .joined(separator: ", ")
     }
 
     /// Inserts deliveries from 16 parallel arrays ($1...$16); `foldedAttempts`
@@ -19,7 +21,7 @@ extension OutcomeStore {
     /// NULL where the row's attempts are logged) and the worker (`$<worker>`)
     /// beside each round trip (migration 0012).
     static func insertDeliveriesSQL(foldedAttempts worker: Int? = nil) -> String {
-        let arrays: [(String, String)] = [
+        let arrays: [(type: String, name: String)] = [
             ("uuid", "n"), ("timestamptz", "c"), ("text", "a"), ("text", "p"), ("text", "t"), ("text", "s"),
             ("bigint", "at"), ("bigint", "ps"), ("text", "pr"), ("text", "pm"), ("text", "dt"), ("timestamptz", "eq"),
             ("timestamptz", "fa"), ("timestamptz", "la"), ("timestamptz", "aa"), ("timestamptz", "fi"),
@@ -29,7 +31,7 @@ extension OutcomeStore {
                 provider_status, provider_reason, provider_message_id, detail, enqueued_at,
                 first_attempt_at, last_attempt_at, accepted_at, final_at, updated_at\(worker == nil ? "" : ",\n    first_attempt_latency_ms, first_attempt_worker"))
             SELECT n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi, now()\(worker.map { ", l, CASE WHEN l IS NOT NULL THEN $\($0)::text END" } ?? "")
-            FROM (\(zipped(arrays.enumerated().map { ($0.offset + 1, $0.element.0, $0.element.1) }))) AS u
+            FROM (\(zipped(from: 1, arrays))) AS u
             """
     }
 
@@ -54,7 +56,7 @@ extension OutcomeStore {
     /// Appends attempts from 11 parallel arrays and the worker id (a scalar)
     /// starting at parameter `$first`.
     static func insertAttemptsSQL(first: Int = 1) -> String {
-        let arrays: [(String, String)] = [
+        let arrays: [(type: String, name: String)] = [
             ("uuid", "n"), ("timestamptz", "c"), ("text", "t"), ("bigint", "at"), ("timestamptz", "aa"), ("text", "o"),
             ("text", "p"), ("bigint", "ps"), ("text", "pr"), ("float8", "l"), ("text", "ti"),
         ]
@@ -62,7 +64,7 @@ extension OutcomeStore {
             INSERT INTO delivery_attempt_log (notification_id, created_at, token, attempt, attempted_at, outcome,
                 provider, provider_status, provider_reason, latency_ms, tier, worker)
             SELECT n, c, t, at, aa, o, p, ps, pr, l, ti, $\(first + 11)::text
-            FROM (\(zipped(arrays.enumerated().map { (first + $0.offset, $0.element.0, $0.element.1) }))) AS u
+            FROM (\(zipped(from: first, arrays))) AS u
             """
     }
 
@@ -73,7 +75,7 @@ extension OutcomeStore {
     static func insertNotificationIDsSQL(first: Int = 1, fresh: Bool = false) -> String {
         """
         INSERT INTO notification_ids (notification_id, created_at)
-        \(zipped([(first, "uuid", "n"), (first + 1, "timestamptz", "c")]))
+        \(zipped(from: first, [("uuid", "n"), ("timestamptz", "c")]))
         """ + (fresh ? "" : "\nON CONFLICT (notification_id) DO NOTHING")
     }
 
