@@ -12,14 +12,15 @@ extension BatchProcessor {
     /// rights on the retry topics, a replay tool) and resets the attempt count.
     func trustedHeaders(of message: KafkaMessage) -> RetryHeaders {
         if topics.isRetryTopic(message.topic) {
-            if RetryHeaders.readableAttempt(of: message) == nil {
+            let attempt = RetryHeaders.readableAttempt(of: message)
+            if attempt == nil {
                 counters.withLock { $0.unreadableRetryAttempts += 1 }
                 logger.warning("retry message without a readable attempt number; sent as attempt 1", metadata: [
                     "kafka.topic": "\(message.topic)", "kafka.partition": "\(message.partition)", "kafka.offset": "\(message.offset)",
                     "retry.attempt_header": "\(message.header(RetryHeaders.attemptKey).map { String(reflecting: String(decoding: $0.prefix(40), as: UTF8.self)) } ?? "absent")",
                 ])
             }
-            return RetryHeaders(message: message)
+            return RetryHeaders(message: message, attempt: attempt)
         }
         if message.headers.contains(where: { RetryHeaders.steeringKeys.contains($0.name) }) {
             counters.withLock { $0.untrustedHeaders += 1 }

@@ -42,14 +42,17 @@ public struct RetryHeaders: Sendable, Equatable {
     public init() {}
 
     /// Reads the headers of a consumed message; missing or malformed values stay nil.
-    public init(message: KafkaMessage) {
+    public init(message: KafkaMessage) { self.init(message: message, attempt: Self.readableAttempt(of: message)) }
+
+    /// As `init(message:)`, with its `readableAttempt` already read.
+    init(message: KafkaMessage, attempt readable: Int?) {
         func text(_ key: String) -> String? { message.header(key).map { String(decoding: $0, as: UTF8.self) } }
         // Bounded: a header is bytes anyone with produce rights can write, and an
         // attempt number or a time feeds arithmetic (next attempt, due time).
         func millis(_ key: String) -> Date? {
             text(key).flatMap(Int64.init).flatMap { (0...Self.maxMillis).contains($0) ? Date(timeIntervalSince1970: Double($0) / 1000) : nil }
         }
-        attempt = Self.readableAttempt(of: message).map { min($0, Self.maxAttempt) } ?? 1
+        attempt = readable.map { min($0, Self.maxAttempt) } ?? 1
         dueAt = millis(Self.dueAtKey)
         firstFailureAt = millis(Self.firstFailureAtKey)
         lastError = text(Self.lastErrorKey)
