@@ -72,7 +72,7 @@ final class AnalyticsPartitionTests: XCTestCase {
         XCTAssertEqual(again, PartitionMaintenance.Report(analyzed: ["deliveries"]), "a second run has nothing to do but analyze")
     }
 
-    /// Migration 0014: the hourly views group through statistics of the
+    /// Migrations 0014 and 0015: the hourly views group through statistics of the
     /// partitioned table as a whole, which only an ANALYZE of that table
     /// gathers: `maintain` runs it, and the planner then expects an hour's few
     /// (hour, app, platform) groups instead of one per row.
@@ -95,7 +95,7 @@ final class AnalyticsPartitionTests: XCTestCase {
             return try XCTUnwrap(top["Plan Rows"] as? Double)
         }
         let stats = "SELECT count(*) AS n FROM pg_stats_ext WHERE schemaname = $1 AND statistics_name = $2 AND n_distinct IS NOT NULL"
-        let before = try await db.row(stats, [.text(db.schema), .text("deliveries_created_hour_groups")])
+        let before = try await db.row(stats, [.text(db.schema), .text("deliveries_created_utc_hour_groups")])
         XCTAssertEqual(before["n"], "0", "not gathered yet: the rows came after the migration's ANALYZE")
         let guessed = try await groupsExpected()
         XCTAssertGreaterThan(guessed, 100, "without the statistics the planner expects a group per few rows")
@@ -103,7 +103,7 @@ final class AnalyticsPartitionTests: XCTestCase {
         let report = try await PartitionMaintenance(connection: db.connection, logger: AnalyticsDatabase.logger)
             .run(daysAhead: 7, retentionDays: 30, dryRun: false)
         XCTAssertEqual(report.analyzed, ["deliveries"])
-        for name in ["deliveries_created_hour_groups", "deliveries_accepted_hour_groups"] {
+        for name in ["deliveries_created_utc_hour_groups", "deliveries_accepted_utc_hour_groups"] {
             let after = try await db.row(stats, [.text(db.schema), .text(name)])
             XCTAssertEqual(after["n"], "1", name)
         }

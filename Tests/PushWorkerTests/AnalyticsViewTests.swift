@@ -74,7 +74,7 @@ final class AnalyticsViewTests: XCTestCase {
     }
 
     /// The hourly views' hour filters are answered from the BRIN over those
-    /// hours (migration 0014), not by reading every row of every partition.
+    /// hours (migrations 0014, 0015), not by reading every row of every partition.
     func testHourFiltersReadTheirHoursThroughTheBRIN() async throws {
         let db = try await AnalyticsDatabase.make()
         _ = try await AnalyticsFixture.seed(db)
@@ -88,8 +88,80 @@ final class AnalyticsViewTests: XCTestCase {
             // Partition indexes are named after their columns: created_at, first_attempt_at, (timezone(...)), ...
             XCTAssertTrue(text.contains("Bitmap Index Scan on deliveries_") && text.contains("created_at_first_attempt_at"),
                           "\(view):\n\(text)")
-            XCTAssertTrue(text.contains("Index Cond: ((date_trunc('hour'::text, (\(hour) AT TIME ZONE"), "\(view):\n\(text)")
+            XCTAssertTrue(text.contains("Index Cond: (date_bin('01:00:00'::interval, \(hour), "), "\(view):\n\(text)")
             XCTAssertFalse(text.contains("Seq Scan on deliveries_2"), "\(view) reads a day partition whole:\n\(text)")
         }
+        // The attempts' hours (the log's btree) and the invalidated tokens' days (the registry's) likewise.
+        let attempts = try await db.connection.query(
+            "EXPLAIN SELECT * FROM attempt_latency_hourly WHERE hour >= now() - interval '3 hours'")
+        let attemptsPlan = attempts.rows.compactMap { $0[0] }.joined(separator: "\n")
+        XCTAssertTrue(attemptsPlan.contains("Index Cond: (date_bin('01:00:00'::interval, attempted_at, "), attemptsPlan)
+        XCTAssertTrue(attemptsPlan.contains("Index Cond: (date_bin('01:00:00'::interval, first_attempt_at, "), attemptsPlan)
+        let tokens = try await db.connection.query(
+            "EXPLAIN SELECT * FROM tokens_invalidated_daily WHERE day >= now() - interval '2 days'")
+        let tokensPlan = tokens.rows.compactMap { $0[0] }.joined(separator: "\n")
+        XCTAssertTrue(tokensPlan.contains("devices_invalidated_utc_day_idx"), tokensPlan)
+        XCTAssertTrue(tokensPlan.contains("Index Cond: (date_bin('1 day'::interval, invalidated_at, "), tokensPlan)
+    }
+
+    /// Migration 0015 buckets by `date_bin` from 2000-01-01 UTC: the views'
+    /// hours and days must be the UTC hours and days they were, at the last
+    /// microsecond of a day, exactly on the hour, before the origin and before
+    /// 1970, whatever the session's time zone (here one half an hour off UTC).
+    func testViewsBucketByTheUTCHourAndDay() async throws {
+        let db = try await AnalyticsDatabase.make()
+        try await db.connection.query("SET TIME ZONE 'Asia/Kolkata'")
+        let times: [Date] = [
+            1_795_651_200,        // 2026-11-26 00:00:00 UTC, on the hour and the day
+            1_795_651_199.999999, // the microsecond before
+            1_795_699_800,        // 13:30 UTC: 19:00 in Kolkata, a whole local hour
+            1_774_747_800,        // 2026-03-29 01:30 UTC, inside Europe's DST change
+            946_683_000,          // 1999-12-31 23:30 UTC, half an hour before the origin
+            -14_182_940,          // 1969-07-20 20:17:40 UTC
+        ].map { Date(timeIntervalSince1970: $0) }
+        try await db.connection.query(
+            """
+            INSERT INTO deliveries (notification_id, created_at, app, platform, token, status, attempts, enqueued_at,
+                                    first_attempt_at, last_attempt_at, accepted_at, final_at, first_attempt_latency_ms)
+            SELECT gen_random_uuid(), c, 'app', 'ios', 't' || i, 'accepted', 1, c, c, c, c, c, 1
+            FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(c, i)
+            """, [.timestampArray(times)])
+        func floored(_ date: Date, _ seconds: Double) -> Date {
+            Date(timeIntervalSince1970: (date.timeIntervalSince1970 / seconds).rounded(.down) * seconds)
+        }
+        func buckets(_ sql: String, _ column: String) async throws -> [Date: Int] {
+            var out: [Date: Int] = [:]
+            for row in try await db.connection.query(sql).rows {
+                out[try XCTUnwrap(try row.date(column)), default: 0] += Int(try XCTUnwrap(try row.int("n")))
+            }
+            return out
+        }
+        let hours = Dictionary(times.map { (floored($0, 3_600), 1) }, uniquingKeysWith: +)
+        let days = Dictionary(times.map { (floored($0, 86_400), 1) }, uniquingKeysWith: +)
+        XCTAssertEqual(hours.count, 6, "the microsecond before midnight is in the hour before")
+        XCTAssertEqual(days.count, 5, "and in the day before")
+        let views: [(sql: String, column: String, expected: [Date: Int])] = [
+            ("SELECT hour, enqueued AS n FROM delivery_funnel_hourly", "hour", hours),
+            ("SELECT hour, accepted AS n FROM delivery_latency_hourly", "hour", hours),
+            ("SELECT hour, accepted AS n FROM delivery_accepted_hourly", "hour", hours),
+            ("SELECT hour, attempts AS n FROM attempt_latency_hourly", "hour", hours),
+            ("SELECT day, deliveries AS n FROM delivery_retries_daily", "day", days),
+            ("SELECT day, attempts AS n FROM retry_attempts_daily", "day", days),
+            ("SELECT day, attempts AS n FROM attempt_error_rates_daily", "day", days),
+        ]
+        for view in views {
+            let found = try await buckets(view.sql, view.column)
+            XCTAssertEqual(found, view.expected, view.sql)
+        }
+        // And what the old expression gives, row by row, in this session's time zone.
+        let differing = try await db.row(
+            """
+            SELECT count(*) AS n FROM deliveries
+            WHERE date_bin('1 hour', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00')
+                  IS DISTINCT FROM date_trunc('hour', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+               OR date_bin('1 day', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00')
+                  IS DISTINCT FROM date_trunc('day', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+            """)
+        XCTAssertEqual(differing["n"], "0")
     }
 }
