@@ -34,6 +34,11 @@ extension PostgresValue {
             return PostgresParameter(oid: TypeOID.uuidArray, bytes: BinaryArray.encode(values, element: TypeOID.uuid) { value, out in
                 withUnsafeBytes(of: value.uuid) { out.append(contentsOf: $0) }
             }, binary: true)
+        case .doubleArray(let values):
+            // `float8send`: the IEEE 754 bits, big-endian (NaN and the infinities included).
+            return PostgresParameter(oid: TypeOID.float8Array, bytes: BinaryArray.encode(values, element: TypeOID.float8) { value, out in
+                BinaryArray.append(value.bitPattern, to: &out)
+            }, binary: true)
         case .null:
             return PostgresParameter(oid: TypeOID.unspecified, bytes: nil, binary: false)
         case .text(let value):

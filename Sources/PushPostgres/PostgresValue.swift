@@ -34,6 +34,8 @@ public enum PostgresValue: Sendable, Equatable {
     case timestampArray([Date?])
     /// `uuid[]`; nil elements are NULL.
     case uuidArray([UUID?])
+    /// `float8[]`, including infinities and NaN; nil elements are NULL.
+    case doubleArray([Double?])
 }
 
 extension PostgresValue {
@@ -45,6 +47,7 @@ extension PostgresValue {
         static let int8: UInt32 = 20
         static let text: UInt32 = 25
         static let float8: UInt32 = 701
+        static let float8Array: UInt32 = 1022
         static let textArray: UInt32 = 1009
         static let int8Array: UInt32 = 1016
         static let timestamptz: UInt32 = 1184

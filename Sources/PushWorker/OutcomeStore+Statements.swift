@@ -91,7 +91,7 @@ extension OutcomeStore {
     /// and `notification_ids`, without the speculative insertion ON CONFLICT
     /// needs (~2.5 µs a delivery row here), and the first attempts that ended
     /// their deliveries kept on the delivery rows (migration 0012): a 17th
-    /// array ($17, float8 as text, NULL where the row's attempts are logged)
+    /// array ($17, float8, NULL where the row's attempts are logged)
     /// of round trips, the worker ($29) beside each, the other attempts logged
     /// from $18. A row that exists after all (another writer since the
     /// lookup) fails the statement with 23505; the caller then writes the
@@ -110,7 +110,7 @@ extension OutcomeStore {
     /// `deliveries`); every other attempt is in `logged`. Only for rows known
     /// to be new: on an existing row the attempt would not be the first.
     static func foldFirstAttempts(deliveries: [DeliveryRecord], attempts: [AttemptRecord])
-        -> (latencies: [String?], logged: [AttemptRecord]) {
+        -> (latencies: [Double?], logged: [AttemptRecord]) {
         // Two hashes of a key per delivery (the keys hold a 64-byte token): one to
         // count, one to look up; folded attempts are marked by index.
         var perKey: [DeliveryKey: (count: Int, index: Int)] = [:]
@@ -120,7 +120,7 @@ extension OutcomeStore {
         }
         var folded = [Bool](repeating: false, count: attempts.count)
         var any = false
-        var latencies: [String?] = []
+        var latencies: [Double?] = []
         latencies.reserveCapacity(deliveries.count)
         for delivery in deliveries {
             guard delivery.attempts == 1, let (count, index) = perKey[delivery.key], count == 1 else {
@@ -139,7 +139,7 @@ extension OutcomeStore {
             }
             folded[index] = true
             any = true
-            latencies.append(String(attempt.latencyMilliseconds))
+            latencies.append(attempt.latencyMilliseconds)
         }
         let logged = any ? attempts.indices.filter { !folded[$0] }.map { attempts[$0] } : attempts
         return (latencies, logged)
@@ -197,7 +197,7 @@ extension OutcomeStore {
             .textArray(attempts.map(\.provider.rawValue)),
             .intArray(attempts.map { $0.providerStatus.map(Int64.init) }),
             .textArray(attempts.map { $0.providerReason?.storableText }),
-            .textArray(attempts.map { String($0.latencyMilliseconds) }),
+            .doubleArray(attempts.map(\.latencyMilliseconds)),
             .textArray(attempts.map(\.tier)),
             .text(worker.storableText),
         ]

@@ -126,7 +126,7 @@ final class OutcomeStore: Sendable {
                             let (latencies, logged) = Self.foldFirstAttempts(deliveries: deliveries, attempts: outcome.attempts)
                             return try await connection.query(
                                 prepared: Self.freshFoldedDeliveriesAndAttemptsSQL,
-                                deliveryBinds + [.textArray(latencies)] + Self.attemptBinds(logged, worker: workerID) + idBinds)
+                                deliveryBinds + [.doubleArray(latencies)] + Self.attemptBinds(logged, worker: workerID) + idBinds)
                         } catch let error as PostgresError where error.sqlState == "23505" {
                             logger.info("ledger rows appeared since the batch's lookup; written with the upsert",
                                         metadata: ["postgres.detail": "\(error.detail ?? error.message)"])

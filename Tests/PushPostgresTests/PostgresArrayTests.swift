@@ -92,6 +92,24 @@ final class PostgresArrayTests: XCTestCase {
             XCTAssertEqual(rows.first?["same"], "t", "\(date.timeIntervalSince1970)")
             XCTAssertEqual(rows.first?["ints"], "t")
         }
+        // float8: every element the same value as its text scalar, bit for bit where text can say it.
+        let doubles: [Double?] = [0, -0.0, 1.5, -7.25, 0.1, 1e-310, .leastNonzeroMagnitude, .greatestFiniteMagnitude,
+                                  -.greatestFiniteMagnitude, .infinity, -.infinity, .nan, nil, 12.345678901234567]
+        let echoed = try await connection.query(
+            """
+            SELECT ord, x, x = ($2::float8[])[ord] OR (x IS NULL AND ($2::float8[])[ord] IS NULL) AS same,
+                   float8send(x) AS bits
+            FROM unnest($1::float8[]) WITH ORDINALITY AS u(x, ord) ORDER BY ord
+            """,
+            [.doubleArray(doubles), .textArray(doubles.map { $0.map { $0.isNaN ? "NaN" : $0 == .infinity ? "Infinity" : $0 == -.infinity ? "-Infinity" : "\($0)" } })])
+        XCTAssertEqual(echoed.count, doubles.count)
+        for (index, row) in echoed.rows.enumerated() {
+            XCTAssertEqual(row["same"], "t", "element \(index): \(String(describing: doubles[index]))")
+            guard let value = doubles[index] else { XCTAssertNil(row["bits"]); continue }
+            // float8send is the 8 IEEE 754 bytes, big-endian: the sign of -0.0 and NaN survive.
+            let hex = String(value.bitPattern, radix: 16)
+            XCTAssertEqual(row["bits"], "\\x" + String(repeating: "0", count: 16 - hex.count) + hex, "element \(index)")
+        }
         let infinite = try await connection.query("SELECT ($1::timestamptz[])[1]::text AS t", [.timestampArray([Date(timeIntervalSince1970: .infinity)])])
         XCTAssertEqual(infinite.first?["t"], "infinity")
         do {

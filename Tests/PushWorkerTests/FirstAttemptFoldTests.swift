@@ -57,7 +57,7 @@ final class FirstAttemptFoldTests: XCTestCase {
             Self.attempt(nan, "accepted", status: 200, latency: .nan),
         ]
         let (latencies, logged) = OutcomeStore.foldFirstAttempts(deliveries: deliveries, attempts: attempts)
-        XCTAssertEqual(latencies, ["7.25", "9.0", "11.0", nil, nil, nil, nil, nil, nil])
+        XCTAssertEqual(latencies, [7.25, 9.0, 11.0, nil, nil, nil, nil, nil, nil])
         XCTAssertEqual(logged.map(\.key), [retrying, fromTier, twice, twice, odd, nan])
     }
 
