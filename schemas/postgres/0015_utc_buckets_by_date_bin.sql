@@ -22,9 +22,19 @@
 -- own still finds the same rows.
 --
 -- Upgrading a large ledger: like 0014, building the new BRIN reads each
--- deliveries partition once under a SHARE lock (inserts into it wait; about
--- 0.6 s per million rows here); the attempt-log and devices btrees are built
--- the same way. Apply it in a quiet hour.
+-- deliveries partition once (about 0.6 s per million rows here), and the
+-- whole file runs in one transaction that holds a SHARE lock on deliveries
+-- until it commits: the workers' outcome writes wait meanwhile (nothing is
+-- lost; their in-flight bound stops their polling). To keep that wait short
+-- on a ledger of many millions of rows, build the BRIN online first; the
+-- CREATE INDEX IF NOT EXISTS below then finds it and builds nothing:
+--   CREATE INDEX deliveries_utc_hours_brin ON ONLY deliveries USING brin (<the columns below>);
+--   -- for each partition P of deliveries (pg_inherits):
+--   CREATE INDEX CONCURRENTLY P_utc_hours_brin ON P USING brin (<the same columns>);
+--   ALTER INDEX deliveries_utc_hours_brin ATTACH PARTITION P_utc_hours_brin;
+-- (checked on a ledger of 11 partitions: the parent index is valid once all
+-- are attached, and the migration then adds no second BRIN). The ANALYZE at
+-- the end samples at most 30,000 rows of each table and partition.
 
 -- Indexes first: the new ones, then the old ones dropped.
 CREATE INDEX IF NOT EXISTS deliveries_utc_hours_brin ON deliveries USING brin (
