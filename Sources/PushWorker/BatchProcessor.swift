@@ -286,21 +286,33 @@ final class BatchProcessor: Sendable {
             finalAt: status.isFinal ? now : nil)
     }
 
-    /// Sends everything with at most `maxConcurrentSends` requests outstanding.
+    /// Sends everything with at most `maxConcurrentSends` requests outstanding,
+    /// on the send executor: the answers resume their sends, and the sends'
+    /// ends this batch, without a hop through the global pool each.
     private func send(_ sends: [(WorkItem, ProviderRequest, ProviderRouter.AppClients)]) async -> BatchOutcome {
+        await withTaskExecutorPreference(SerialTaskExecutor.sends) { await sendAll(sends) }
+    }
+
+    private func sendAll(_ sends: [(WorkItem, ProviderRequest, ProviderRouter.AppClients)]) async -> BatchOutcome {
         await withTaskGroup(of: BatchOutcome.self) { group in
             var outcome = BatchOutcome()
             var next = 0
+            func launch(_ index: Int) {
+                let (item, request, clients) = sends[index]
+                // Web Push seals each message (ECDH, HKDF, AES-GCM) before it goes:
+                // CPU work for the whole pool, not for the send executor's one thread.
+                group.addTask(executorPreference: request.provider == .webpush ? globalConcurrentExecutor : nil) {
+                    await self.deliver(item, request, clients)
+                }
+            }
             while next < sends.count && next < maxConcurrentSends {
-                let (item, request, clients) = sends[next]
-                group.addTask { await self.deliver(item, request, clients) }
+                launch(next)
                 next += 1
             }
             while let one = await group.next() {
                 outcome.merge(one)
                 if next < sends.count {
-                    let (item, request, clients) = sends[next]
-                    group.addTask { await self.deliver(item, request, clients) }
+                    launch(next)
                     next += 1
                 }
             }

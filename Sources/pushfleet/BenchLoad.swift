@@ -17,6 +17,8 @@ struct BenchLoad {
     static func run(count: Int, concurrency: Int, send: @escaping @Sendable (Int) async throws -> Int) async -> Result {
         var result = Result()
         let start = ContinuousClock.now
+        // As the worker's batches send: on the send executor (SerialTaskExecutor).
+        await withTaskExecutorPreference(SerialTaskExecutor.sends) {
         await withTaskGroup(of: (Duration, Swift.Result<Int, any Error>).self) { group in
             var next = 0
             func launch() {
@@ -45,6 +47,7 @@ struct BenchLoad {
                 }
                 if next < count { launch() }
             }
+        }
         }
         result.seconds = (ContinuousClock.now - start).seconds
         return result

@@ -49,6 +49,7 @@ struct BenchReport {
 
     static let threadRoleLabels = [
         "curl": "the curl loop (libcurl, TLS, HTTP/2)",
+        "sends": "the send executor (requests, answers, records)",
         "tasks": "Swift's task pool (decode, translate, batch, records)",
         "postgres_client": "libpq threads",
         "kafka_threads": "our librdkafka call threads",

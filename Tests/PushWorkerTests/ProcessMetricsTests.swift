@@ -30,7 +30,7 @@ final class ProcessMetricsTests: XCTestCase {
 
     func testThreadNamesGiveTheirRoles() {
         let cases: [(String, String)] = [
-            ("curl.multi", "curl"), ("pg.12", "postgres_client"), ("kafka.cons.poll", "kafka_threads"),
+            ("curl.multi", "curl"), ("send.executor", "sends"), ("pg.12", "postgres_client"), ("kafka.cons.poll", "kafka_threads"),
             ("kafka.prod.ctl", "kafka_threads"), ("rdk:broker1", "librdkafka"), ("rdk:main", "librdkafka"),
             ("NIO-ELT-0-#0", "nio"), ("oot.default-qos", "tasks"), ("-qos.overcommit", "tasks"),
             ("pushfleet", "main"), ("parent-watch", "other"), ("", "other"),

@@ -8,7 +8,7 @@ import Foundation
 public enum ThreadCPU {
     /// The roles `role(threadName:processName:)` gives, and `exited`: threads
     /// that ended (their time, counted from the process's total).
-    public static let roles = ["curl", "tasks", "postgres_client", "kafka_threads", "librdkafka", "nio", "main", "other", "exited"]
+    public static let roles = ["curl", "sends", "tasks", "postgres_client", "kafka_threads", "librdkafka", "nio", "main", "other", "exited"]
 
     /// One `stat` file of `/proc` (a process's or a thread's).
     public struct Stat: Sendable, Equatable {
@@ -78,7 +78,8 @@ public enum ThreadCPU {
     }
 
     /// The role of a thread by its kernel name: `curl` (a multi handle's
-    /// loop, `curl.multi`), `postgres_client` (a connection's libpq thread,
+    /// loop, `curl.multi`), `sends` (the send executor, `send.executor`:
+    /// building requests, awaiting and judging the answers), `postgres_client` (a connection's libpq thread,
     /// `pg.N`), `kafka_threads` (our blocking calls into librdkafka,
     /// `kafka.…`), `librdkafka` (its own `rdk:` threads), `nio` (the metrics
     /// and health listener), `main` (the main thread, and threads it started
@@ -88,6 +89,7 @@ public enum ThreadCPU {
     /// encoding run. Anything else is `other`.
     public static func role(threadName name: String, processName: String) -> String {
         if name.hasPrefix("curl.") { return "curl" }
+        if name.hasPrefix("send.") { return "sends" }
         if name.hasPrefix("pg.") { return "postgres_client" }
         if name.hasPrefix("kafka.") { return "kafka_threads" }
         if name.hasPrefix("rdk:") { return "librdkafka" }

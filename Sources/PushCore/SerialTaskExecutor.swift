@@ -1,0 +1,61 @@
+import Foundation
+
+/// A task executor with one thread of its own, for the short jobs of many
+/// concurrent sends: building a request, awaiting its answer, judging it.
+///
+/// On the global pool each answer the curl thread hands back is a libdispatch
+/// work item that may wake a pool thread (a burst of answers can wake several),
+/// and every child task's end resumes its batch on the pool again: 0.43
+/// `futex` calls a request on the pool threads of `bench send`
+/// (docs/benchmarks.md). Tasks that prefer this executor
+/// (`withTaskExecutorPreference`, inherited by child tasks) run their jobs
+/// here instead: an enqueue appends under a lock and signals only when the
+/// thread sleeps, and the thread runs whatever has queued up, in order,
+/// before it sleeps again. A job that blocks holds up the others queued
+/// here, so only non-blocking send-path code should prefer it.
+public final class SerialTaskExecutor: TaskExecutor, @unchecked Sendable {
+    // Safe: `queue` and `sleeping` are only touched with `condition` locked.
+    private let condition = NSCondition()
+    private var queue: [UnownedJob] = []
+    private var sleeping = false
+
+    /// The process's send executor (its thread starts on first use and lives as long as the process).
+    public static let sends = SerialTaskExecutor(name: "send.executor")
+
+    public init(name: String) {
+        let thread = Thread { [self] in
+            ThreadName.setCurrent(name)
+            run()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        condition.lock()
+        queue.append(unowned)
+        let wake = sleeping
+        sleeping = false
+        condition.unlock()
+        if wake { condition.signal() }
+    }
+
+    private func run() {
+        var batch: [UnownedJob] = []
+        batch.reserveCapacity(256)
+        while true {
+            condition.lock()
+            while queue.isEmpty {
+                sleeping = true
+                condition.wait()
+            }
+            sleeping = false
+            swap(&batch, &queue)
+            condition.unlock()
+            let executor = asUnownedTaskExecutor()
+            for job in batch { job.runSynchronously(on: executor) }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+}
