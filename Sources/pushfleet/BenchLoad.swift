@@ -14,11 +14,18 @@ struct BenchLoad {
     }
 
     /// Runs `send(i)` for i in 0..<count; `send` returns the HTTP status or throws.
+    /// As the worker's batches send: on the send executor (`SerialTaskExecutor`).
     static func run(count: Int, concurrency: Int, send: @escaping @Sendable (Int) async throws -> Int) async -> Result {
-        var result = Result()
         let start = ContinuousClock.now
-        // As the worker's batches send: on the send executor (SerialTaskExecutor).
-        await withTaskExecutorPreference(SerialTaskExecutor.sends) {
+        var result = await withTaskExecutorPreference(SerialTaskExecutor.sends) {
+            await load(count: count, concurrency: concurrency, send: send)
+        }
+        result.seconds = (ContinuousClock.now - start).seconds
+        return result
+    }
+
+    private static func load(count: Int, concurrency: Int, send: @escaping @Sendable (Int) async throws -> Int) async -> Result {
+        var result = Result()
         await withTaskGroup(of: (Duration, Swift.Result<Int, any Error>).self) { group in
             var next = 0
             func launch() {
@@ -48,8 +55,6 @@ struct BenchLoad {
                 if next < count { launch() }
             }
         }
-        }
-        result.seconds = (ContinuousClock.now - start).seconds
         return result
     }
 }
