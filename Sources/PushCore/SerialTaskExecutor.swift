@@ -59,3 +59,20 @@ public final class SerialTaskExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 }
+
+extension TaskGroup {
+    /// Adds a child that keeps the group's task executor preference or, when
+    /// `spread` is true, one that runs on the global pool (CPU work that should
+    /// use every core). Not `addTask(executorPreference: spread ? global : nil)`:
+    /// with Swift 6.3.1 an explicit `nil` inherits the preference in an
+    /// unoptimised build but drops it when compiled with `-O` (a 20-line program
+    /// shows both), so the release worker's sends ran on the global pool.
+    public mutating func addTask(spreadingToGlobalPool spread: Bool,
+                                 operation: sending @escaping @isolated(any) () async -> ChildTaskResult) {
+        if spread {
+            addTask(executorPreference: globalConcurrentExecutor, operation: operation)
+        } else {
+            addTask(operation: operation)
+        }
+    }
+}

@@ -301,7 +301,7 @@ final class BatchProcessor: Sendable {
                 let (item, request, clients) = sends[index]
                 // Web Push seals each message (ECDH, HKDF, AES-GCM) before it goes:
                 // CPU work for the whole pool, not for the send executor's one thread.
-                group.addTask(executorPreference: request.provider == .webpush ? globalConcurrentExecutor : nil) {
+                group.addTask(spreadingToGlobalPool: request.provider == .webpush) {
                     await self.deliver(item, request, clients)
                 }
             }

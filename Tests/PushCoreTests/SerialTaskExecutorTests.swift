@@ -42,6 +42,35 @@ final class SerialTaskExecutorTests: XCTestCase {
         XCTAssertNotEqual(elsewhere, "send.test")
     }
 
+    /// The batch's sends choose per child: keep the executor, or spread to the
+    /// pool (Web Push's sealing). The helper exists because an explicit `nil`
+    /// preference keeps the executor only in unoptimised builds: compiled with
+    /// `-O` (Swift 6.3.1) it drops it, which sent the release worker's sends to
+    /// the pool. The tests build unoptimised, so they cannot show that case.
+    func testAChildKeepsTheExecutorUnlessItSpreads() async throws {
+        let executor = SerialTaskExecutor(name: "send.spread")
+        let placed = await withTaskExecutorPreference(executor) {
+            await withTaskGroup(of: (Int, String?).self) { group in
+                for i in 0..<200 {
+                    group.addTask(spreadingToGlobalPool: i % 4 == 0) {
+                        await Task.yield()
+                        return (i, ThreadName.current())
+                    }
+                }
+                var all: [Int: String?] = [:]
+                for await (i, name) in group { all[i] = name }
+                return all
+            }
+        }
+        XCTAssertEqual(placed.count, 200, "every child finished")
+        for i in 0..<200 where i % 4 != 0 {
+            XCTAssertEqual(placed[i] ?? nil, "send.spread", "child \(i) kept the executor")
+        }
+        for i in stride(from: 0, to: 200, by: 4) {
+            XCTAssertNotEqual(placed[i] ?? nil, "send.spread", "child \(i) spread to the pool")
+        }
+    }
+
     /// Jobs run in the order they were enqueued: tasks started one after the
     /// other (each enqueued before the next starts) append in that order.
     func testTasksStartInTheOrderTheyWereEnqueued() async throws {
