@@ -42,19 +42,42 @@ final class TokenRegistryCache: Sendable {
         }
     }
 
+    /// 16 bytes: the expiry as nanoseconds from the cache's creation (`tick`), not a
+    /// 16-byte `ContinuousClock.Instant` beside the 2-byte state.
     private struct Entry: Sendable {
+        var expires: Int64
         var state: TokenRegistryState
-        var expires: ContinuousClock.Instant
     }
 
     let ttl: Duration
     let capacity: Int
-    private let entries = Locked<[Key: Entry]>([:])
+    /// Room for `capacity` entries from the start: filling a growing dictionary
+    /// rehashes every entry at each doubling (9 % of the worker's task pool in a
+    /// campaign of new tokens, `docs/benchmarks.md`). Untouched pages of the table
+    /// cost no memory; a full one is about 16 MB at 200,000 entries.
+    private let entries: Locked<[Key: Entry]>
+    private let origin = ContinuousClock.now
+    private let ttlTicks: Int64
 
     init(ttl: Duration, capacity: Int = 200_000) {
         self.ttl = ttl
         self.capacity = max(1, capacity)
+        self.ttlTicks = Self.nanoseconds(ttl)
+        self.entries = Locked([Key: Entry](minimumCapacity: ttl > .zero ? self.capacity : 0))
     }
+
+    /// Whole nanoseconds of `duration`, saturated at ±292 years: durations and
+    /// instants here come from the continuous clock, so there is nothing finer.
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (sum, overflow2) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        if overflow2 { return seconds < 0 ? .min : .max }
+        return sum
+    }
+
+    private func tick(_ instant: ContinuousClock.Instant) -> Int64 { Self.nanoseconds(instant - origin) }
 
     /// The fresh states among `tokens`, and the tokens to ask the registry
     /// about, each with its key for `remember`.
@@ -63,6 +86,7 @@ final class TokenRegistryCache: Sendable {
     {
         let keyed = tokens.map { (token: $0, key: Key($0)) }
         guard ttl > .zero else { return ([:], keyed) }
+        let now = tick(now)
         return entries.withLock { entries in
             var known: [OutcomeStore.AppToken: TokenRegistryState] = [:]
             var missing: [(token: OutcomeStore.AppToken, key: Key)] = []
@@ -78,16 +102,20 @@ final class TokenRegistryCache: Sendable {
     func remember(asked: [(token: OutcomeStore.AppToken, key: Key)], states: [OutcomeStore.AppToken: TokenRegistryState],
                   now: ContinuousClock.Instant = .now) {
         guard ttl > .zero, !asked.isEmpty else { return }
-        let expires = now + ttl
+        let now = tick(now)
+        let (expires, overflow) = now.addingReportingOverflow(ttlTicks)
+        let expiry = overflow ? Int64.max : expires
         entries.withLock { entries in
             if entries.count + asked.count > capacity {
-                entries = entries.filter { $0.value.expires > now }
+                // In place, so the table keeps its size (`filter` would build a growing one).
+                let expired = entries.compactMap { $0.value.expires > now ? nil : $0.key }
+                for key in expired { entries.removeValue(forKey: key) }
                 if entries.count + asked.count > capacity { entries.removeAll(keepingCapacity: true) }
             }
             for (token, key) in asked {
                 // Most batches find no token in the registry: no look-up then.
                 let state = states.isEmpty ? .unknown : states[token] ?? .unknown
-                entries[key] = Entry(state: state, expires: expires)
+                entries[key] = Entry(expires: expiry, state: state)
             }
         }
     }

@@ -75,6 +75,42 @@ final class TokenRegistryCacheTests: XCTestCase {
         for token in tokens { XCTAssertEqual(known[token], states[token] ?? .unknown, token.token.debugDescription) }
     }
 
+    /// Expiry is kept as nanoseconds from the cache's creation: instants before
+    /// it (negative), a ttl that would overflow, and the exact boundary.
+    func testExpiryHoldsBeforeTheCachesOriginAndAtTheLimits() {
+        let cache = TokenRegistryCache(ttl: .seconds(30))
+        let a = token(1), b = token(2)
+        let early = t0 - .seconds(86_400) - .nanoseconds(1)
+        cache.remember(asked: cache.split([a], now: early).missing, states: [a: .init(sandbox: true)], now: early)
+        XCTAssertEqual(cache.split([a], now: early + .seconds(30) - .nanoseconds(1)).known, [a: .init(sandbox: true)])
+        XCTAssertEqual(cache.split([a], now: early + .seconds(30)).missing.map(\.token), [a], "expired at ttl, to the nanosecond")
+
+        let forever = TokenRegistryCache(ttl: .seconds(Int64.max))
+        forever.remember(asked: forever.split([b], now: t0).missing, states: [:], now: t0)
+        XCTAssertEqual(forever.split([b], now: t0 + .seconds(100 * 365 * 86_400)).known, [b: .unknown], "a huge ttl saturates")
+
+        let instant = TokenRegistryCache(ttl: .nanoseconds(1) / 2)
+        instant.remember(asked: instant.split([b], now: t0).missing, states: [:], now: t0)
+        XCTAssertEqual(instant.split([b], now: t0).missing.map(\.token), [b], "under a nanosecond: never fresh")
+    }
+
+    /// Filling past capacity again and again (expired entries dropped in place,
+    /// then everything): never more than capacity, the latest always found.
+    func testRefillingPastCapacityKeepsTheLatest() {
+        let cache = TokenRegistryCache(ttl: .seconds(5), capacity: 100)
+        for round in 0..<40 {
+            let now = t0 + .seconds(round * 2)
+            let batch = Set((0..<30).map { AppToken(app: "r\(round)", platform: .ios, token: "t\($0)") })
+            cache.remember(asked: cache.split(batch, now: now).missing, states: [:], now: now)
+            XCTAssertLessThanOrEqual(cache.count, 100, "round \(round)")
+            XCTAssertTrue(cache.split(batch, now: now).missing.isEmpty, "round \(round)'s tokens are cached")
+            if round >= 3 {
+                let stale = Set((0..<30).map { AppToken(app: "r\(round - 3)", platform: .ios, token: "t\($0)") })
+                XCTAssertEqual(cache.split(stale, now: now).missing.count, 30, "round \(round - 3)'s expired")
+            }
+        }
+    }
+
     func testNoTimeToLiveMeansNoCache() {
         let cache = TokenRegistryCache(ttl: .zero)
         let a = token(1)
