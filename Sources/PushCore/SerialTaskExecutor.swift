@@ -14,10 +14,14 @@ import Foundation
 /// before it sleeps again. A job that blocks holds up the others queued
 /// here, so only non-blocking send-path code should prefer it.
 public final class SerialTaskExecutor: TaskExecutor, @unchecked Sendable {
-    // Safe: `queue` and `sleeping` are only touched with `condition` locked.
+    // Safe: `queue`, `sleeping`, `holds` and `wakeOwed` are only touched with `condition` locked.
     private let condition = NSCondition()
     private var queue: [UnownedJob] = []
     private var sleeping = false
+    /// `holdingWakes` calls running: enqueues then leave the thread asleep.
+    private var holds = 0
+    /// A job arrived while the thread slept and a hold was on: wake it when the last hold ends.
+    private var wakeOwed = false
 
     /// The process's send executor (its thread starts on first use and lives as long as the process).
     public static let sends = SerialTaskExecutor(name: "send.executor")
@@ -35,10 +39,43 @@ public final class SerialTaskExecutor: TaskExecutor, @unchecked Sendable {
         let unowned = UnownedJob(job)
         condition.lock()
         queue.append(unowned)
-        let wake = sleeping
-        sleeping = false
+        var wake = false
+        if sleeping {
+            if holds > 0 {
+                wakeOwed = true
+            } else {
+                wake = true
+                sleeping = false
+            }
+        }
         condition.unlock()
         if wake { condition.signal() }
+    }
+
+    /// Runs `body`, and wakes the thread (if it sleeps) once at the end for
+    /// every job enqueued meanwhile, rather than at the first of them. The curl
+    /// thread resumes all the answers of one loop turn inside this: woken at the
+    /// first, the thread would run it and sleep again before the next arrived,
+    /// one sleep and wake-up per answer instead of one per turn.
+    public func holdingWakes<R>(_ body: () throws -> R) rethrows -> R {
+        condition.lock()
+        holds += 1
+        condition.unlock()
+        defer {
+            condition.lock()
+            holds -= 1
+            var wake = false
+            if holds == 0, wakeOwed {
+                wakeOwed = false
+                if sleeping {
+                    wake = true
+                    sleeping = false
+                }
+            }
+            condition.unlock()
+            if wake { condition.signal() }
+        }
+        return try body()
     }
 
     private func run() {

@@ -1,6 +1,7 @@
 import CCurl
 import CShims
 import Logging
+import PushCore
 
 extension CurlEngine {
     typealias Completion = (Transfer, Result<HTTPResponse, HTTPError>)
@@ -35,8 +36,13 @@ extension CurlEngine {
                 finish(transfer, easy, result: result, newConnections: connects, into: &completions)
             }
             if multi.sockets.connections.hasChanges { admitAfterConnectionChanges(into: &completions) }
-            // Resume outside the engine lock; continuations hop to their executors.
-            for (transfer, result) in completions { transfer.resume(with: result) }
+            // Resume outside the engine lock; continuations hop to their executors,
+            // the send executor woken once for all of them.
+            if !completions.isEmpty {
+                SerialTaskExecutor.sends.holdingWakes {
+                    for (transfer, result) in completions { transfer.resume(with: result) }
+                }
+            }
             _ = multi.poll(timeoutMs: 1000)
         }
         failEverything()

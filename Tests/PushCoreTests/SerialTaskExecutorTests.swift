@@ -71,6 +71,52 @@ final class SerialTaskExecutorTests: XCTestCase {
         }
     }
 
+    /// Answers resumed inside `holdingWakes` (as the curl thread resumes one
+    /// loop turn's answers) all run once the hold ends: no wake-up is lost,
+    /// whether the executor slept through the hold or not, nested holds too.
+    func testJobsEnqueuedWhileWakesAreHeldAllRun() async throws {
+        let executor = SerialTaskExecutor(name: "send.hold")
+        let done = expectation(description: "every round finished")
+        let rounds = Task {
+            for round in 0..<300 {
+                let count = 1 + round % 24
+                let parked = Locked<[UnsafeContinuation<Void, Never>]>([])
+                let names = await withTaskExecutorPreference(executor) {
+                    await withTaskGroup(of: String?.self) { group in
+                        for _ in 0..<count {
+                            group.addTask {
+                                await withUnsafeContinuation { c in parked.withLock { $0.append(c) } }
+                                return ThreadName.current()
+                            }
+                        }
+                        while parked.withLock({ $0.count }) < count { await Task.yield() }
+                        let resumer = Thread {
+                            if round % 3 != 0 { usleep(200) }  // mostly after the executor went to sleep
+                            let all = parked.withLock { $0 }
+                            executor.holdingWakes {
+                                if round % 5 == 0 {
+                                    executor.holdingWakes { for c in all.prefix(count / 2) { c.resume() } }
+                                    for c in all.dropFirst(count / 2) { c.resume() }
+                                } else {
+                                    for c in all { c.resume() }
+                                }
+                            }
+                        }
+                        resumer.start()
+                        var names: [String?] = []
+                        for await name in group { names.append(name) }
+                        return names
+                    }
+                }
+                XCTAssertEqual(names.count, count, "round \(round)")
+                XCTAssertEqual(Set(names.map { $0 ?? "unnamed" }), ["send.hold"], "round \(round)")
+            }
+            done.fulfill()
+        }
+        await fulfillment(of: [done], timeout: 60)
+        rounds.cancel()
+    }
+
     /// Jobs run in the order they were enqueued: tasks started one after the
     /// other (each enqueued before the next starts) append in that order.
     func testTasksStartInTheOrderTheyWereEnqueued() async throws {
