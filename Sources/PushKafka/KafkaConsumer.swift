@@ -126,6 +126,7 @@ public final class KafkaConsumer: @unchecked Sendable {
             var messages: [KafkaMessage] = []
             messages.reserveCapacity(min(maxMessages, 1024))
             var lingerEnd: ContinuousClock.Instant?
+            var names = TopicNameCache()
             while messages.count < maxMessages {
                 // Wait while nothing has arrived, then for the rest of the linger (if any),
                 // then take only what is already queued.
@@ -138,7 +139,7 @@ public final class KafkaConsumer: @unchecked Sendable {
                 defer { rd_kafka_message_destroy(message) }
                 let err = message.pointee.err
                 if err == RD_KAFKA_RESP_ERR_NO_ERROR {
-                    messages.append(KafkaMessage(copying: message))
+                    messages.append(KafkaMessage(copying: message, names: &names))
                 } else if err == RD_KAFKA_RESP_ERR__PARTITION_EOF {
                     continue
                 } else if err == RD_KAFKA_RESP_ERR__FATAL {
