@@ -80,9 +80,12 @@ final class BatchProcessor: Sendable {
         /// The registry has this token as invalid (`devices.invalidated_at`).
         var knownInvalid = false
 
-        var notification: PushNotification { source.notification }
+        // Borrowed, not returned: a getter copied the whole notification (a
+        // memcpy and a retain and release of each of its fields) on every
+        // `item.notification.app` of the batch's and the sends' checks.
+        var notification: PushNotification { _read { yield source.notification } }
         var enqueuedAt: Date? { source.enqueuedAt }
-        var headers: RetryHeaders { source.headers }
+        var headers: RetryHeaders { _read { yield source.headers } }
         var sourceKey: [UInt8]? { source.sourceKey }
 
         init(source: Source, recipient: Recipient, fcmTarget: FCMTarget? = nil, key: DeliveryKey) {
