@@ -102,7 +102,7 @@ extension TaskGroup {
     /// `spread` is true, one that runs on the global pool (CPU work that should
     /// use every core). Not `addTask(executorPreference: spread ? global : nil)`:
     /// with Swift 6.3.1 an explicit `nil` inherits the preference in an
-    /// unoptimised build but drops it when compiled with `-O` (a 20-line program
+    /// unoptimised build but drops it when compiled with `-O` (a 25-line program
     /// shows both), so the release worker's sends ran on the global pool.
     public mutating func addTask(spreadingToGlobalPool spread: Bool,
                                  operation: sending @escaping @isolated(any) () async -> ChildTaskResult) {
