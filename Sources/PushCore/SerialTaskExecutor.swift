@@ -26,6 +26,9 @@ public final class SerialTaskExecutor: TaskExecutor, @unchecked Sendable {
     /// The process's send executor (its thread starts on first use and lives as long as the process).
     public static let sends = SerialTaskExecutor(name: "send.executor")
 
+    /// Every executor made so far (each lives as long as the process: its thread never ends).
+    private static let all = Locked<[SerialTaskExecutor]>([])
+
     public init(name: String) {
         let thread = Thread { [self] in
             ThreadName.setCurrent(name)
@@ -33,6 +36,7 @@ public final class SerialTaskExecutor: TaskExecutor, @unchecked Sendable {
         }
         thread.name = name
         thread.start()
+        Self.all.withLock { $0.append(self) }
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
@@ -52,30 +56,39 @@ public final class SerialTaskExecutor: TaskExecutor, @unchecked Sendable {
         if wake { condition.signal() }
     }
 
-    /// Runs `body`, and wakes the thread (if it sleeps) once at the end for
-    /// every job enqueued meanwhile, rather than at the first of them. The curl
-    /// thread resumes all the answers of one loop turn inside this: woken at the
-    /// first, the thread would run it and sleep again before the next arrived,
-    /// one sleep and wake-up per answer instead of one per turn.
-    public func holdingWakes<R>(_ body: () throws -> R) rethrows -> R {
+    /// Runs `body`, and wakes each executor's thread (if it sleeps) once at the
+    /// end for every job enqueued on it meanwhile, rather than at the first of
+    /// them. The curl thread resumes all the answers of one loop turn inside
+    /// this: woken at the first, the send executor would run it and sleep again
+    /// before the next arrived, one sleep and wake-up per answer instead of one
+    /// per turn. It holds whatever executors exist, so the caller need not know
+    /// where its continuations resume, and it makes none.
+    public static func holdingWakes<R>(_ body: () throws -> R) rethrows -> R {
+        let executors = all.withLock { $0 }
+        for executor in executors { executor.hold() }
+        defer { for executor in executors { executor.release() } }
+        return try body()
+    }
+
+    private func hold() {
         condition.lock()
         holds += 1
         condition.unlock()
-        defer {
-            condition.lock()
-            holds -= 1
-            var wake = false
-            if holds == 0, wakeOwed {
-                wakeOwed = false
-                if sleeping {
-                    wake = true
-                    sleeping = false
-                }
+    }
+
+    private func release() {
+        condition.lock()
+        holds -= 1
+        var wake = false
+        if holds == 0, wakeOwed {
+            wakeOwed = false
+            if sleeping {
+                wake = true
+                sleeping = false
             }
-            condition.unlock()
-            if wake { condition.signal() }
         }
-        return try body()
+        condition.unlock()
+        if wake { condition.signal() }
     }
 
     private func run() {

@@ -37,9 +37,9 @@ extension CurlEngine {
             }
             if multi.sockets.connections.hasChanges { admitAfterConnectionChanges(into: &completions) }
             // Resume outside the engine lock; continuations hop to their executors,
-            // the send executor woken once for all of them.
+            // a serial executor woken once for all of them.
             if !completions.isEmpty {
-                SerialTaskExecutor.sends.holdingWakes {
+                SerialTaskExecutor.holdingWakes {
                     for (transfer, result) in completions { transfer.resume(with: result) }
                 }
             }

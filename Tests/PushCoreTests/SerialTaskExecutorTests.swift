@@ -93,9 +93,9 @@ final class SerialTaskExecutorTests: XCTestCase {
                         let resumer = Thread {
                             if round % 3 != 0 { usleep(200) }  // mostly after the executor went to sleep
                             let all = parked.withLock { $0 }
-                            executor.holdingWakes {
+                            SerialTaskExecutor.holdingWakes {
                                 if round % 5 == 0 {
-                                    executor.holdingWakes { for c in all.prefix(count / 2) { c.resume() } }
+                                    SerialTaskExecutor.holdingWakes { for c in all.prefix(count / 2) { c.resume() } }
                                     for c in all.dropFirst(count / 2) { c.resume() }
                                 } else {
                                     for c in all { c.resume() }
