@@ -106,6 +106,7 @@ struct JSONParser {
             return .object(members)
         }
         members.reserveCapacity(4)  // grows 4, 8, 16 instead of 1, 2, 4, 8, 16
+        var seenKeys: Set<KeyBytes> = []
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
@@ -120,7 +121,7 @@ struct JSONParser {
             // The catch reads the key again from its bytes (`keyStart`) rather
             // than keeping `key`: holding it for the rare error cost a retain per member.
             do throws(JSONParseError) { value = try parseValue() } catch { throw error.inside(key: self.key(at: keyStart)) }
-            if strict, members.contains(where: { FieldReader.sameKey($0.key, key) }) {
+            if strict, JSONParser.isDuplicate(key, in: members, seen: &seenKeys) {
                 throw error("duplicate key", .duplicateKey).inside(key: key)
             }
             members.append((key, value))
@@ -129,6 +130,38 @@ struct JSONParser {
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
             throw error("expected ',' or '}'")
+        }
+    }
+
+    /// Objects up to this many members look for a duplicate key by scanning;
+    /// wider ones keep a set, so a 256 KB object of 20,000 keys costs
+    /// milliseconds, not the second a scan per key (quadratic) took.
+    static let scannedMembers = 16
+
+    /// Whether `key` is already among `members` (whose keys are in `seen`
+    /// once there are `scannedMembers` or more). Keys are the same when their
+    /// bytes are, as RFC 8259 compares names by code points: `é` and `e` +
+    /// U+0301 are two keys, never a duplicate, however wide the object.
+    private static func isDuplicate(_ key: String, in members: [(key: String, value: JSONValue)], seen: inout Set<KeyBytes>) -> Bool {
+        if members.count < scannedMembers { return members.contains { KeyBytes($0.key) == KeyBytes(key) } }
+        if seen.isEmpty {
+            seen.reserveCapacity(members.count * 2)
+            for member in members { seen.insert(KeyBytes(member.key)) }
+        }
+        return !seen.insert(KeyBytes(key)).inserted
+    }
+
+    /// An object key compared and hashed by its UTF-8 bytes (`String`'s own
+    /// `==` and hash follow canonical equivalence).
+    struct KeyBytes: Hashable {
+        let key: String
+        init(_ key: String) { self.key = key }
+        static func == (a: KeyBytes, b: KeyBytes) -> Bool {
+            a.key.utf8.count == b.key.utf8.count && a.key.utf8.elementsEqual(b.key.utf8)
+        }
+        func hash(into hasher: inout Hasher) {
+            var key = key
+            key.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         }
     }
 

@@ -83,6 +83,75 @@ final class HostileIntakeTests: XCTestCase {
         XCTAssertEqual(error?.notificationID, UUID(uuidString: Self.id), "the id is salvaged for the rejection row")
     }
 
+    /// The rejection of `text` decoded at the examples' instant; nil when it decodes.
+    static func refusal(_ text: String) -> IntakeError? {
+        if case .failure(let error) = PushNotification.decode(Array(text.utf8), policy: Examples.policy) { return error }
+        return nil
+    }
+
+    /// Members as `"k0000000":n`, one per index in `range`.
+    static func members(_ range: Range<Int>) -> String {
+        range.map { #""k\#(String(repeating: "0", count: 7 - String($0).count))\#($0)":0"# }.joined(separator: ",")
+    }
+
+    /// Objects wider than the scanned few keep a set of their keys: a
+    /// duplicate is found wherever it stands, at the right path, and distinct
+    /// keys are never one, on both sides of the switch-over.
+    func testDuplicateKeyInWideObjects() throws {
+        let wide = 15_000
+        for (first, second) in [(0, 15), (0, 16), (3, 17), (15, 16), (16, 17), (20, 25), (0, wide - 1), (wide - 2, wide - 1)] {
+            let keys = Self.members(0..<wide).replacingOccurrences(of: #""k\#(String(format: "%07d", second))":"#,
+                                                                  with: #""k\#(String(format: "%07d", first))":"#)
+            assertRejected(Self.message(",\"data\":{\(keys)}"), .duplicateKey, at: "data.k\(String(format: "%07d", first))",
+                           kind: .undecodable)
+        }
+        // Distinct keys, narrow and wide, and at the document's top level.
+        for count in [1, 15, 16, 17, 40] {
+            let n = try PushNotification.decode(Array(Self.message(",\"data\":{\(Self.members(0..<count))}").utf8), policy: Examples.policy).get()
+            XCTAssertEqual(n.data.count, count)
+        }
+        // 15,000 distinct keys: refused, but for the payload's size, not as a duplicate.
+        let tooBig = try XCTUnwrap(Self.refusal(Self.message(",\"data\":{\(Self.members(0..<wide))}")))
+        XCTAssertEqual(tooBig.reason, .payloadTooLarge, "\(tooBig.detail.prefix(200))")
+        assertRejected(Self.message("," + Self.members(0..<wide)), .unknownField, at: "k0000000")
+    }
+
+    /// `é` as one scalar and as `e` + U+0301 are two keys (RFC 8259 compares
+    /// names by code points), in a narrow object and past the switch-over.
+    func testCanonicallyEquivalentKeysAreDistinct() throws {
+        let pair = "\"\u{E9}\":1,\"e\u{301}\":2"
+        for padding in [0, 30] {
+            let extra = padding == 0 ? pair : Self.members(0..<padding) + "," + pair
+            let n = try PushNotification.decode(Array(Self.message(",\"data\":{\(extra)}").utf8), policy: Examples.policy).get()
+            XCTAssertEqual(n.data.count, padding + 2)
+        }
+        assertRejected(Self.message(",\"data\":{\(Self.members(0..<30)),\"\u{E9}\":1,\"\u{E9}\":2}"), .duplicateKey, at: "data.\u{E9}")
+    }
+
+    /// The text of a rejection is bounded whatever the message: 15,000
+    /// unknown keys or one key of 200 KB give a reason, log line and
+    /// dead-letter header of about 2 KB that says how many issues it left out.
+    func testRejectionTextIsBounded() throws {
+        let many = assertRejected(Self.message("," + Self.members(0..<15_000)), .unknownField, at: "k0000000")
+        let error = try XCTUnwrap(many)
+        XCTAssertEqual(error.issues.count, 15_000, "every issue is kept; only the text is cut")
+        XCTAssertLessThanOrEqual(error.detail.count, IntakeError.maxDetailCharacters + 40)
+        XCTAssertTrue(error.detail.hasSuffix("; and \(15_000 - IntakeError.maxDetailedIssues) more issues"), error.detail)
+        XCTAssertTrue(error.detail.hasPrefix("k0000000: unknown field; k0000001: unknown field"), error.detail)
+
+        let longKey = String(repeating: "\u{E9}", count: 100_000)
+        let long = try XCTUnwrap(Self.refusal(Self.message(",\"\(longKey)\":1")))
+        XCTAssertEqual(long.reason, .unknownField)
+        XCTAssertEqual(long.fieldPath.count, IntakeError.maxPathCharacters)
+        XCTAssertTrue(long.fieldPath.hasSuffix("\u{E9}…"), "cut on a character boundary")
+        XCTAssertLessThanOrEqual(long.detail.count, IntakeError.maxDetailCharacters)
+        XCTAssertTrue(long.detail.hasSuffix("…"), "one issue, cut, and nothing left out to count")
+
+        // A short list is spelled out whole, as before.
+        let few = try XCTUnwrap(Self.refusal(Self.message(#","x":1,"y":2"#)))
+        XCTAssertEqual(few.detail, "x: unknown field; y: unknown field")
+    }
+
     func testByteOrderMark() {
         assertRejected([0xEF, 0xBB, 0xBF] + Array(Self.message().utf8), .byteOrderMark, at: "$", kind: .undecodable)
         assertRejected([0xFF, 0xFE] + Array(Self.message().utf8), .byteOrderMark, at: "$")
