@@ -12,6 +12,17 @@ final class OffsetBook: Sendable {
         var generation: UInt64
         /// Messages handed to batch tasks and not yet completed (held ones excluded).
         var dispatched = 0
+
+        /// Completes a batch's `offsets` of this partition; the offset that may
+        /// now be stored, if the completed prefix grew.
+        mutating func complete(_ offsets: [Int64]) -> Int64? {
+            var store: Int64?
+            for offset in offsets {
+                if let next = tracker.complete(offset) { store = next }
+            }
+            dispatched -= offsets.count
+            return store
+        }
     }
 
     /// Offsets of one batch, by partition, with the generation they began in.
@@ -19,6 +30,10 @@ final class OffsetBook: Sendable {
         var offsets: [KafkaTopicPartition: (generation: UInt64, offsets: [Int64])]
     }
 
+    // Every change to a partition's state is made in place, through the
+    // dictionary's subscript (`s.partitions[tp]?.…`): a copy taken out and
+    // written back shares the tracker's arrays with the dictionary, so the
+    // tracker's next append copied them whole, once per message.
     private let state = Locked<(partitions: [KafkaTopicPartition: PartitionState], nextGeneration: UInt64)>(([:], 1))
 
     func assign(_ partitions: [KafkaTopicPartition]) {
@@ -44,10 +59,7 @@ final class OffsetBook: Sendable {
             for message in messages {
                 // A message of a partition revoked while this poll was collecting is
                 // not ours any more: its new owner processes it.
-                let tp = message.topicPartition
-                guard var p = s.partitions[tp] else { continue }
-                if p.tracker.begin(message.offset) { accepted.append(message) }
-                s.partitions[tp] = p
+                if s.partitions[message.topicPartition]?.tracker.begin(message.offset) == true { accepted.append(message) }
             }
             return accepted
         }
@@ -59,10 +71,9 @@ final class OffsetBook: Sendable {
             var ticket = Ticket(offsets: [:])
             for message in messages {
                 let tp = message.topicPartition
-                guard var p = s.partitions[tp] else { continue }
-                ticket.offsets[tp, default: (p.generation, [])].offsets.append(message.offset)
-                p.dispatched += 1
-                s.partitions[tp] = p
+                guard let generation = s.partitions[tp]?.generation else { continue }
+                s.partitions[tp]?.dispatched += 1
+                ticket.offsets[tp, default: (generation, [])].offsets.append(message.offset)
             }
             return ticket
         }
@@ -90,9 +101,8 @@ final class OffsetBook: Sendable {
     func abandon(_ ticket: Ticket) {
         state.withLock { s in
             for (tp, entry) in ticket.offsets {
-                guard var p = s.partitions[tp], p.generation == entry.generation else { continue }
-                p.dispatched -= entry.offsets.count
-                s.partitions[tp] = p
+                guard s.partitions[tp]?.generation == entry.generation else { continue }
+                s.partitions[tp]?.dispatched -= entry.offsets.count
             }
         }
     }
@@ -107,12 +117,8 @@ final class OffsetBook: Sendable {
         state.withLock { s in
             var store: [KafkaTopicPartition: Int64] = [:]
             for (tp, entry) in ticket.offsets {
-                guard var p = s.partitions[tp], p.generation == entry.generation else { continue }
-                for offset in entry.offsets {
-                    if let next = p.tracker.complete(offset) { store[tp] = next }
-                }
-                p.dispatched -= entry.offsets.count
-                s.partitions[tp] = p
+                guard s.partitions[tp]?.generation == entry.generation else { continue }
+                if let next = s.partitions[tp]?.complete(entry.offsets) { store[tp] = next }
             }
             return store
         }

@@ -59,6 +59,29 @@ final class PipelineOverlapTests: XCTestCase {
         XCTAssertEqual(book.complete(ticket), [p0: 2], "p1 is no longer ours: nothing stored for it")
     }
 
+    /// A partition revoked and assigned again starts a new generation: a
+    /// ticket of the old one neither stores offsets nor changes the new
+    /// counts, and a re-delivered offset is begun once.
+    func testACompletionFromBeforeAReassignmentChangesNothingOfTheNewGeneration() {
+        let book = OffsetBook()
+        book.assign([p0, p1])
+        let old = messages(p0, 0..<4) + messages(p1, 0..<1)
+        _ = book.begin(old)
+        let oldTicket = book.dispatch(old)
+        book.revoke([p0])
+        book.assign([p0])
+        let again = messages(p0, 2..<6)
+        XCTAssertEqual(book.begin(again + messages(p0, 5..<6)).count, 4, "offset 5 twice in one poll is begun once")
+        let newTicket = book.dispatch(again)
+        XCTAssertEqual(book.dispatchedInFlight([p0]), 4)
+        XCTAssertEqual(book.complete(oldTicket), [p1: 1], "p0's old generation stores nothing")
+        XCTAssertEqual(book.dispatchedInFlight([p0]), 4, "nor changes the new generation's count")
+        XCTAssertEqual(book.inFlightByPartition(), [p0: 4, p1: 0])
+        XCTAssertEqual(book.complete(newTicket), [p0: 6])
+        XCTAssertEqual(book.begin(messages(p0, 3..<4)).count, 0, "an offset below the stored one is a re-delivery")
+        XCTAssertEqual(book.dispatchedTotal(), 0)
+    }
+
     func testAFireBeforeTheWaitIsNotLost() async {
         let signal = BatchCompletionSignal()
         signal.fire()
