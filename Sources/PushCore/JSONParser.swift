@@ -143,7 +143,7 @@ struct JSONParser {
     /// bytes are, as RFC 8259 compares names by code points: `é` and `e` +
     /// U+0301 are two keys, never a duplicate, however wide the object.
     private static func isDuplicate(_ key: String, in members: [(key: String, value: JSONValue)], seen: inout Set<KeyBytes>) -> Bool {
-        if members.count < scannedMembers { return members.contains { KeyBytes($0.key) == KeyBytes(key) } }
+        if members.count < scannedMembers { return members.contains { sameBytes($0.key, key) } }
         if seen.isEmpty {
             seen.reserveCapacity(members.count * 2)
             for member in members { seen.insert(KeyBytes(member.key)) }
@@ -151,14 +151,19 @@ struct JSONParser {
         return !seen.insert(KeyBytes(key)).inserted
     }
 
+    /// Whether two keys have the same bytes. Equal bytes are equal strings,
+    /// so `==` (a length check and a memcmp for ASCII) rules out almost every
+    /// pair before the bytes are walked.
+    static func sameBytes(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && a == b && a.utf8.elementsEqual(b.utf8)
+    }
+
     /// An object key compared and hashed by its UTF-8 bytes (`String`'s own
     /// `==` and hash follow canonical equivalence).
     struct KeyBytes: Hashable {
         let key: String
         init(_ key: String) { self.key = key }
-        static func == (a: KeyBytes, b: KeyBytes) -> Bool {
-            a.key.utf8.count == b.key.utf8.count && a.key.utf8.elementsEqual(b.key.utf8)
-        }
+        static func == (a: KeyBytes, b: KeyBytes) -> Bool { sameBytes(a.key, b.key) }
         func hash(into hasher: inout Hasher) {
             var key = key
             key.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
