@@ -130,6 +130,7 @@ final class BatchProcessor: Sendable {
         var items: [WorkItem] = []
         var lookups: [Int] = []  // indexes of direct token recipients the registry is asked about
         var seen = Set<DeliveryKey>()
+        seen.reserveCapacity(decoded.reduce(0) { $0 + $1.notification.recipients.count })  // no rehash as it grows
         let now = Date()
         for source in decoded {
             let n = source.notification
@@ -226,6 +227,7 @@ final class BatchProcessor: Sendable {
     /// Also the ids the ledger has seen at all (`OutcomeStore.LedgerIDs.known`).
     private func ledgerTimes(of sources: [WorkItem.Source]) async throws -> (createdAt: [UUID: Date], known: Set<UUID>) {
         var first: [UUID: Date] = [:]
+        first.reserveCapacity(sources.count)
         var differs = false
         for source in sources {
             let n = source.notification

@@ -156,6 +156,7 @@ extension OutcomeStore {
     /// One (id, created_at) per notification id among `records`.
     static func notificationIDBinds(_ records: [DeliveryRecord]) -> [PostgresValue] {
         var seen = Set<UUID>()
+        seen.reserveCapacity(records.count)
         var ids: [UUID] = []
         var times: [Date] = []
         for record in records where seen.insert(record.key.notificationID).inserted {

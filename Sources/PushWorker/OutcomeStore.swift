@@ -166,6 +166,7 @@ final class OutcomeStore: Sendable {
     /// statement); a final status wins over a non-final one.
     static func collapse(_ records: [DeliveryRecord]) -> [DeliveryRecord] {
         var index: [DeliveryKey: Int] = [:]
+        index.reserveCapacity(records.count)  // no rehash of every key as it grows
         var out: [DeliveryRecord] = []
         out.reserveCapacity(records.count)
         for record in records {
