@@ -133,26 +133,33 @@ final class BatchProcessor: Sendable {
         seen.reserveCapacity(decoded.reduce(0) { $0 + $1.notification.recipients.count })  // no rehash as it grows
         let now = Date()
         for source in decoded {
-            let n = source.notification
-            let createdAt = ledgerCreatedAt[n.id] ?? n.createdAt
-            // (recipient, FCM target, environment when the registry already said it)
-            var targets = n.recipients.map { ($0, FCMTarget?.none, String?.none) }
-            for user in n.userRecipients {
-                let found = devices[AppUser(app: n.app, userID: user)] ?? []
-                if found.isEmpty {
-                    outcome.deliveries.append(noDeviceRecord(n, user: user, createdAt: createdAt, enqueuedAt: source.enqueuedAt, at: now))
+            // Read through `source` (a final class's `let`), not `let n =
+            // source.notification`: that copied the whole notification (a
+            // retain and a release of each of its fields) once per message.
+            let id = source.notification.id
+            let createdAt = ledgerCreatedAt[id] ?? source.notification.createdAt
+            let direct = source.notification.recipients
+            // Devices found through user ids (with the environment the registry
+            // said), then FCM topics and conditions; none for most messages.
+            var found: [(Recipient, FCMTarget?, String?)] = []
+            for user in source.notification.userRecipients {
+                let userDevices = devices[AppUser(app: source.notification.app, userID: user)] ?? []
+                if userDevices.isEmpty {
+                    outcome.deliveries.append(noDeviceRecord(source.notification, user: user, createdAt: createdAt,
+                                                             enqueuedAt: source.enqueuedAt, at: now))
                 }
-                targets += found.map { ($0.recipient, nil, $0.environment) }
+                found += userDevices.map { ($0.recipient, nil, $0.environment) }
             }
-            for target in n.fcmTargets {
-                targets.append((Recipient(token: Self.syntheticToken(target), platform: .android), target, nil))
+            for target in source.notification.fcmTargets {
+                found.append((Recipient(token: Self.syntheticToken(target), platform: .android), target, nil))
             }
-            for (index, (recipient, fcmTarget, environment)) in targets.enumerated() {
-                let key = DeliveryKey(notificationID: n.id, token: recipient.token, createdAt: createdAt)
+            for index in 0..<(direct.count + found.count) {
+                let (recipient, fcmTarget, environment) = index < direct.count ? (direct[index], nil, nil) : found[index - direct.count]
+                let key = DeliveryKey(notificationID: id, token: recipient.token, createdAt: createdAt)
                 if seen.insert(key).inserted {
                     var item = WorkItem(source: source, recipient: recipient, fcmTarget: fcmTarget, key: key)
                     item.environment = environment == "sandbox" ? .sandbox : nil
-                    item.direct = index < n.recipients.count
+                    item.direct = index < direct.count
                     if needsRegistryLookup(item) { lookups.append(items.count) }
                     items.append(item)
                 } else {
@@ -230,8 +237,8 @@ final class BatchProcessor: Sendable {
         first.reserveCapacity(sources.count)
         var differs = false
         for source in sources {
-            let n = source.notification
-            if let seen = first[n.id] { differs = differs || seen != n.createdAt } else { first[n.id] = n.createdAt }
+            let id = source.notification.id, createdAt = source.notification.createdAt  // no copy of the notification
+            if let seen = first[id] { differs = differs || seen != createdAt } else { first[id] = createdAt }
         }
         let ledger = try await store.ledgerIDs(first)
         guard differs || !ledger.createdAt.isEmpty else { return ([:], ledger.known) }
