@@ -143,6 +143,7 @@ extension CurlEngine {
                 status: responseCode > 0 ? responseCode : transfer.status, headers: transfer.headers,
                 body: transfer.body, httpVersion: Self.version(easy.infoLong(CURLINFO_HTTP_VERSION)),
                 localPort: easy.infoLong(CURLINFO_LOCAL_PORT))
+                .dropped(body: transfer.droppedBodyBytes, headers: transfer.droppedHeaders)
             var error = HTTPError.transfer(
                 code: Int32(bitPattern: code.rawValue), detail: easy.errorText,
                 statusReceived: statusReceived, partialResponse: partial)
@@ -162,6 +163,16 @@ extension CurlEngine {
             httpVersion: Self.version(easy.infoLong(CURLINFO_HTTP_VERSION)),
             localPort: easy.infoLong(CURLINFO_LOCAL_PORT))
         response.resends = transfer.resends
+        response.droppedBodyBytes = transfer.droppedBodyBytes
+        response.droppedHeaders = transfer.droppedHeaders
+        if transfer.droppedBodyBytes > 0 || transfer.droppedHeaders > 0 {
+            logger.warning(
+                "http.response over the size limits; the rest was read and dropped",
+                metadata: [
+                    "http.url": "\(transfer.request.url)", "http.status": "\(response.status)",
+                    "http.body_bytes_dropped": "\(transfer.droppedBodyBytes)", "http.headers_dropped": "\(transfer.droppedHeaders)",
+                ])
+        }
         return (.success(response), connects)
     }
 

@@ -38,6 +38,22 @@ public struct HTTPResponse: Sendable {
     public var localPort: Int
     /// libcurl's own re-sends of this request, by why.
     public var resends: HTTPResends = .none
+    /// Body bytes the server sent past `HTTPResponse.maxBodyBytes`, read and
+    /// dropped (`body` holds the first `maxBodyBytes`); 0 for every answer
+    /// APNs, FCM or Huawei give.
+    public var droppedBodyBytes = 0
+    /// Header lines past `HTTPResponse.maxHeaders` (or past `maxHeaderBytes`
+    /// in all), read and dropped.
+    public var droppedHeaders = 0
+    /// A response body is kept up to this many bytes. The providers' answers
+    /// are JSON of a few hundred bytes; a server that sends more (broken, or
+    /// hostile) must not make a worker hold megabytes for each of its
+    /// streams in flight. The rest is read, so the stream ends normally.
+    public static let maxBodyBytes = 64 * 1024
+    /// At most this many header lines of a response are kept …
+    public static let maxHeaders = 100
+    /// … and at most this many bytes of names and values in all.
+    public static let maxHeaderBytes = 64 * 1024
     /// Requests put on the wire for this `execute`: 1, plus libcurl's own re-sends.
     public var attempts: Int { 1 + resends.total }
 
@@ -50,6 +66,14 @@ public struct HTTPResponse: Sendable {
         self.body = body
         self.httpVersion = httpVersion
         self.localPort = localPort
+    }
+
+    /// This response with its dropped counts set.
+    func dropped(body: Int, headers: Int) -> HTTPResponse {
+        var response = self
+        response.droppedBodyBytes = body
+        response.droppedHeaders = headers
+        return response
     }
 
     /// The value of the first header with this name (case-insensitive).

@@ -13,11 +13,17 @@ extension Transfer {
             if holdsSlot, let slot { slot.settle() }
             // A new response head (an interim 1xx may come first): start over.
             headers.removeAll(keepingCapacity: true)
+            headerBytes = 0
             status = Self.statusCode(line)
             if status >= 200 { statusReceived = true }
             return
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        guard headers.count < HTTPResponse.maxHeaders, headerBytes + line.count <= HTTPResponse.maxHeaderBytes else {
+            droppedHeaders += 1
+            return
+        }
+        headerBytes += line.count
         var name = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self)
         if line[..<colon].contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) { name = name.lowercased() }
         var start = colon + 1
@@ -104,7 +110,10 @@ let transferWriteCallback: curl_write_callback = { buffer, size, count, context 
     guard let context else { return 0 }
     let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
     if let buffer, length > 0 {
-        transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: length))
+        // Up to the limit; the rest is consumed (returned as written) and counted.
+        let kept = min(length, max(0, HTTPResponse.maxBodyBytes - transfer.body.count))
+        if kept > 0 { transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: kept)) }
+        transfer.droppedBodyBytes += length - kept
     }
     return length
 }

@@ -32,6 +32,11 @@ final class Transfer: @unchecked Sendable {
     var statusReceived = false
     var headers: [(name: String, value: String)] = []
     var body: [UInt8] = []
+    /// Bytes of `headers`' names and values, against `HTTPResponse.maxHeaderBytes`.
+    var headerBytes = 0
+    /// What went past `HTTPResponse`'s limits (see `droppedBodyBytes`, `droppedHeaders`).
+    var droppedBodyBytes = 0
+    var droppedHeaders = 0
     /// Requests curl put on the wire for this transfer: its PREREQ calls that went ahead.
     var attempts = 0
     /// Of those, the re-sends libcurl made by itself, by what ended the try before.

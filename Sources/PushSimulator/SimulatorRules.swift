@@ -129,6 +129,13 @@ public final class SimulatorRules: Sendable {
                 if case .delay = $0 { return true } else { return false }
             }
             if case .delay(let milliseconds)? = delay { answer.delayMilliseconds = milliseconds }
+            let oversized = scenarioBook.take(provider: provider, now: now) {
+                if case .oversizedAnswer = $0 { return true } else { return false }
+            }
+            if case .oversizedAnswer(let bodyBytes, let headers)? = oversized {
+                answer.response.body += [UInt8](repeating: UInt8(ascii: " "), count: bodyBytes)
+                for i in 0..<headers { answer.response.headers.append(("x-pad-\(i)", String(repeating: "p", count: 40))) }
+            }
             scenarioBook.noteRequest(provider: provider)
         }
         return answer

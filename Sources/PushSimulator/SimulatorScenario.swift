@@ -19,6 +19,11 @@ public struct SimulatorScenario: Sendable, Codable, Equatable {
         case httpError(status: Int, retryAfterSeconds: Int?)
         /// Holds the (otherwise unchanged) answer back this long: a slow provider.
         case delay(milliseconds: Int)
+        /// The (otherwise unchanged) answer with `bodyBytes` spaces after its
+        /// body (so a JSON body stays valid JSON) and `headers` extra header
+        /// lines `x-pad-N`: a broken or hostile server, for the client's
+        /// limits on what it keeps of an answer.
+        case oversizedAnswer(bodyBytes: Int, headers: Int)
         /// Connection-level: right after answering the `afterStreams`-th stream of a
         /// connection, send GOAWAY(NO_ERROR) naming that stream as the last one
         /// processed; later streams are never processed (`streamsRefusedByGoaway`),
@@ -42,7 +47,7 @@ public struct SimulatorScenario: Sendable, Codable, Equatable {
         var isConnectionLevel: Bool {
             switch self {
             case .goaway, .resetConnection, .singleStreamAfterRejection, .singleStreamUntilValidToken: return true
-            case .httpError, .delay: return false
+            case .httpError, .delay, .oversizedAnswer: return false
             }
         }
     }
@@ -120,6 +125,9 @@ public struct SimulatorScenario: Sendable, Codable, Equatable {
             guard afterStreams >= 1 else { throw fail("fault.goaway.afterStreams", "must be ≥ 1") }
         case .resetConnection(let atRequest, _):
             guard atRequest >= 1 else { throw fail("fault.resetConnection.atRequest", "must be ≥ 1") }
+        case .oversizedAnswer(let bodyBytes, let headers):
+            guard (0...64 << 20).contains(bodyBytes) else { throw fail("fault.oversizedAnswer.bodyBytes", "must be 0...67108864") }
+            guard (0...10_000).contains(headers) else { throw fail("fault.oversizedAnswer.headers", "must be 0...10000") }
         case .singleStreamAfterRejection, .singleStreamUntilValidToken:
             break
         }

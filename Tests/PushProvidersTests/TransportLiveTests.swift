@@ -36,6 +36,47 @@ struct TransportLiveTests {
         }
     }
 
+    @Test("an oversized answer: status and reason kept, body cut at 64 KB, extra headers dropped, the connection reused")
+    func oversizedAnswerIsCut() async throws {
+        // 150 extra lines of 49 bytes: past our 100, within what libcurl 7.88
+        // takes (with 500 of them, about 25 KB, curl itself fails the stream:
+        // curl 18, no status, a retriable transport error).
+        let padding = 3_000_000, extraHeaders = 150
+        try await withLiveStack(configure: {
+            $0.scenarios = [SimulatorScenario(provider: "apns", fault: .oversizedAnswer(bodyBytes: padding, headers: extraHeaders), count: 2)]
+        }) { stack in
+            let http = try stack.makeHTTPClient(maxConnectionsPerHost: 1)
+            defer { http.shutdown() }
+            // No provider token: APNs' 403 MissingProviderToken, with the padding after its JSON.
+            let raw = HTTPRequest(method: "POST", url: stack.baseURL + "/3/device/" + LiveStack.deviceToken(1),
+                                  headers: [("apns-topic", "com.example.app")], body: Array(#"{"aps":{"alert":"x"}}"#.utf8))
+            let cut = try await http.execute(raw)
+            #expect(cut.status == 403)
+            #expect(cut.body.count == HTTPResponse.maxBodyBytes)
+            let json = try JSONValue.parse(cut.body)  // the JSON, then spaces: still one document
+            #expect(json["reason"]?.stringValue == "MissingProviderToken")
+            let jsonBytes = (cut.body.lastIndex(of: UInt8(ascii: "}")) ?? 0) + 1
+            #expect(cut.droppedBodyBytes == jsonBytes + padding - HTTPResponse.maxBodyBytes)
+            #expect(cut.headers.count == HTTPResponse.maxHeaders)
+            #expect(cut.headers.contains { $0.name == "x-pad-0" } && !cut.headers.contains { $0.name == "x-pad-\(extraHeaders - 1)" })
+
+            // Through the APNs client: the reason of a rejected send is read from the cut body.
+            let apns = try stack.makeAPNsClient(http: http)
+            var bad = LiveStack.apnsRequest(token: LiveStack.deviceToken(2), apnsID: Self.id())
+            bad.headers.removeAll { $0.name == "apns-topic" }
+            let rejected = try await apns.send(bad)
+            #expect(rejected.status == 400 && rejected.body.count == HTTPResponse.maxBodyBytes)
+            #expect(try JSONValue.parse(rejected.body)["reason"]?.stringValue == "MissingTopic")
+
+            // The fault has fired twice: the next answer is whole, on the same connection.
+            let whole = try await http.execute(raw)
+            #expect(whole.status == 403 && whole.droppedBodyBytes == 0 && whole.droppedHeaders == 0)
+            #expect(cut.droppedHeaders == whole.headers.count + extraHeaders - HTTPResponse.maxHeaders, "every line past the first 100 is counted")
+            #expect(whole.localPort == cut.localPort, "the oversized answer did not cost the connection")
+            #expect(stack.simulator.stats().connectionsAccepted == 1)
+        }
+    }
+
     @Test("slow responses past the request timeout: curl 28, no status, retriable, not re-sent (status unknown)")
     func slowResponsesTimeOut() async throws {
         try await withLiveStack(configure: {

@@ -45,6 +45,23 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
+    /// The oversized-answer fault loads from JSON and refuses sizes out of range, naming the field.
+    func testOversizedAnswerFaultLoadsAndIsBounded() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sim-config-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try #"{"scenarios": [{"provider": "apns", "fault": {"oversizedAnswer": {"bodyBytes": 1048576, "headers": 20}}, "afterRequests": 0}]}"#
+            .write(to: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try SimulatorConfiguration.load(fromJSONFile: file.path).scenarios,
+                       [.init(provider: "apns", fault: .oversizedAnswer(bodyBytes: 1_048_576, headers: 20))])
+        for (bad, field) in [(#""bodyBytes": -1, "headers": 0"#, "bodyBytes"), (#""bodyBytes": 67108865, "headers": 0"#, "bodyBytes"),
+                             (#""bodyBytes": 0, "headers": 10001"#, "headers")] {
+            try #"{"scenarios": [{"fault": {"oversizedAnswer": {\#(bad)}}, "afterRequests": 0}]}"#.write(to: file, atomically: true, encoding: .utf8)
+            XCTAssertThrowsError(try SimulatorConfiguration.load(fromJSONFile: file.path)) { error in
+                XCTAssertTrue("\(error)".contains("fault.oversizedAnswer.\(field)"), "\(error)")
+            }
+        }
+    }
+
     func testBadKeyPEMFailsAtStart() async throws {
         let configuration = SimulatorConfiguration(
             apnsKeys: [.init(keyID: "K", teamID: "T", publicKeyPEM: "not a pem")])
