@@ -61,7 +61,7 @@ extension FieldReader {
             }
             switch form {
             case "token":
-                let token = sub.nonEmptyString("token")
+                let token = sub.nonEmptyString("token", maxBytes: IntakeLimits.maxTokenBytes)
                 let platform = sub.oneOf("platform", Platform.self)
                 if !sub.has("platform") { sub.fail("platform", "is required", .missingField) }
                 sub.rejectUnknown(allowed: Self.tokenRecipientFields)

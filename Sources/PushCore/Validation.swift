@@ -101,6 +101,12 @@ public enum IntakeLimits {
     public static let maxRecipients = 1000
     public static let maxAppLength = 255
     public static let maxCollapseKeyBytes = 64
+    /// A device token (and so a ledger and registry key) is at most 2048
+    /// bytes, the same as a web subscription's endpoint. PostgreSQL cannot
+    /// index a btree entry over 2704 bytes: `deliveries`' key adds 24 bytes to
+    /// the token, `devices`' the app (up to 255), and a longer token would be
+    /// sent and then refused by the outcome write. Real tokens are under 300.
+    public static let maxTokenBytes = 2048
     /// 256 KiB: larger messages are refused (`too_large`) before parsing.
     public static let maxMessageBytes = 256 * 1024
     /// FCM: a condition may combine at most five topics.

@@ -99,7 +99,7 @@ struct DeviceEvent: Sendable, Equatable {
             if json["subscription"] != nil {
                 issues.append(ValidationIssue(path: "subscription", reason: "only a web device gives a subscription", code: .unknownField))
             }
-            token = text("token", max: 4096)
+            token = text("token", max: IntakeLimits.maxTokenBytes)
         }
         let action = text("action", max: 16).flatMap { name -> Action? in
             guard let a = Action(rawValue: name) else {

@@ -152,6 +152,16 @@ final class HostileIntakeTests: XCTestCase {
         XCTAssertEqual(few.detail, "x: unknown field; y: unknown field")
     }
 
+    /// A device token is at most 2048 bytes, what the ledger's key can hold:
+    /// one byte more is refused at intake, before any send.
+    func testATokenLongerThanTheLedgerKeyIsRefused() throws {
+        let android = { (n: Int) in Self.message().replacingOccurrences(of: #""token":"\#(Self.ios)","platform":"ios""#,
+                                                                         with: #""token":"\#(String(repeating: "t", count: n))","platform":"android""#) }
+        XCTAssertNoThrow(try PushNotification.decode(Array(android(IntakeLimits.maxTokenBytes).utf8), policy: Examples.policy).get())
+        let error = assertRejected(android(IntakeLimits.maxTokenBytes + 1), .invalidValue, at: "recipients[0].token")
+        XCTAssertTrue(error?.detail.contains("longer than 2048 bytes") ?? false, "\(String(describing: error))")
+    }
+
     func testByteOrderMark() {
         assertRejected([0xEF, 0xBB, 0xBF] + Array(Self.message().utf8), .byteOrderMark, at: "$", kind: .undecodable)
         assertRejected([0xFF, 0xFE] + Array(Self.message().utf8), .byteOrderMark, at: "$")

@@ -230,6 +230,7 @@ struct SchemaCorpus {
             ("user_id", 1, 255, { Self.full.setting("recipients", #"[{"user_id":\#(Self.quoted($0))}]"#) }),
             ("apns.topic", 1, 255, { Self.at(["apns", "topic"], Self.quoted($0)) }),
             ("apns-collapse-id", 1, 64, { Self.at(["apns", "headers", "apns-collapse-id"], Self.quoted($0)) }),
+            ("token", 1, 2048, { Self.full.setting("recipients", #"[{"token":\#(Self.quoted($0)),"platform":"android"}]"#) }),
             ("condition", 1, 1024, { s in
                 // "'<pad>' in topics": one topic, the pad sized so the whole string has the length wanted.
                 Self.full.setting("recipients", #"[{"condition":\#(Self.quoted(s))}]"#)

@@ -78,6 +78,10 @@ final class DeviceEventTests: XCTestCase {
                        .numberOutOfRange, at: "n")
         assertRejected(Array(Self.event().utf8) + [UInt8](repeating: 0x20, count: IntakeLimits.maxMessageBytes), .tooLarge, at: "$")
         assertRejected(Array("[]".utf8), .notObject, at: "$")
+        // A token the registry's key can hold (2048 bytes), and one byte more.
+        XCTAssertNoThrow(try DeviceEvent.decode(Array(Self.event(token: String(repeating: "t", count: IntakeLimits.maxTokenBytes)).utf8),
+                                                policy: Self.policy).get())
+        assertRejected(Array(Self.event(token: String(repeating: "t", count: IntakeLimits.maxTokenBytes + 1)).utf8), .invalidValue, at: "token")
         for at in ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "2026-11-21T13:00:01Z"] {
             assertRejected(Array(Self.event(at: at).utf8), .timestampOutOfWindow, at: "at")
         }

@@ -73,6 +73,10 @@ final class ReceiptDecodeTests: XCTestCase {
         assertRefused(Array(Self.receipt().utf8) + [UInt8](repeating: 0x20, count: IntakeLimits.maxMessageBytes), .tooLarge, at: "$")
         assertRefused(Array((String(repeating: "[", count: 70) + String(repeating: "]", count: 70)).utf8), .tooDeep, at: "$")
         assertRefused(Array("[]".utf8), .notObject, at: "$")
+        // A token the ledger's key can hold (2048 bytes), and one byte more.
+        XCTAssertNoThrow(try Receipt.decode(Array(Self.receipt(token: String(repeating: "t", count: IntakeLimits.maxTokenBytes)).utf8),
+                                            policy: Self.policy).get())
+        assertRefused(Array(Self.receipt(token: String(repeating: "t", count: IntakeLimits.maxTokenBytes + 1)).utf8), .invalidValue, at: "token")
         assertRefused(Array("{".utf8), .notJSON, at: "$")
         for at in ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "2026-11-21T13:00:01Z", "2026-10-24T11:59:59Z"] {
             assertRefused(Array(Self.receipt(at: at).utf8), .timestampOutOfWindow, at: "at")

@@ -96,7 +96,7 @@ extension Receipt {
             guard let id = UUID(uuidString: idText) else {
                 return .failure(ReceiptError("invalid: notification_id is not a UUID", path: "notification_id"))
             }
-            let token = try text("token", max: 4096).get()
+            let token = try text("token", max: IntakeLimits.maxTokenBytes).get()
             let app = try text("app", max: 255).get()
             let platformText = try text("platform", max: 16).get()
             guard let platform = Platform(rawValue: platformText) else {
