@@ -78,7 +78,8 @@ extension FieldReader {
                 }
             case "topic":
                 sub.rejectUnknown(allowed: Self.topicRecipientFields)
-                if let topic = sub.nonEmptyString("topic") {
+                // At most 1024 bytes, as a condition: `topic:<name>` is the delivery's ledger key.
+                if let topic = sub.nonEmptyString("topic", maxBytes: 1024) {
                     if topic.hasPrefix("/topics/") {
                         sub.fail("topic", "give the bare topic name, without the /topics/ prefix")
                     } else if !FCMTranslator.isValidTopicName(topic) {

@@ -265,6 +265,10 @@ struct SchemaCorpus {
                 add("len-\(slug)-chars-max+1", f.make(text(unit, f.max + 1)))
             }
         }
+        // A topic is ASCII by its pattern: only its length in characters is at stake.
+        for n in [1024, 1025] {
+            add("len-topic-ascii-\(n)", Self.full.setting("recipients", #"[{"topic":"\#(String(repeating: "t", count: n))"}]"#))
+        }
         add("len-app-200xé", Self.full.setting("app", Self.quoted(String(repeating: "é", count: 200))), .utf8Bytes)
         add("len-user_id-200xé", Self.full.setting("recipients", #"[{"user_id":\#(Self.quoted(String(repeating: "é", count: 200)))}]"#), .utf8Bytes)
         add("len-collapse_key-30-emoji", Self.full.setting("collapse_key", Self.quoted(String(repeating: "😀", count: 30))), .utf8Bytes)
