@@ -4,9 +4,33 @@ import Foundation
 /// Apple or Google adds tomorrow is still a valid `ProviderReason`.
 public struct ProviderReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ rawValue: String) { self.rawValue = rawValue }
+    /// `rawValue`, cut to `maxBytes`.
+    public init(rawValue: String) { self.rawValue = Self.bounded(rawValue) }
+    public init(_ rawValue: String) { self.rawValue = Self.bounded(rawValue) }
     public var description: String { rawValue }
+
+    /// A reason is at most this many UTF-8 bytes. The providers' reasons are
+    /// identifiers of a few dozen bytes; a server that answers with a longer
+    /// one (broken, or hostile) must not make the outcome row unwritable:
+    /// `provider_reason` is a key of `deliveries_failures_idx` and included in
+    /// `delivery_attempt_log_utc_hour_idx`, and PostgreSQL refuses an index
+    /// entry over 2704 bytes.
+    public static let maxBytes = 256
+
+    /// `text` cut on a scalar boundary to at most `maxBytes` bytes, ending in
+    /// `…` when it was cut.
+    static func bounded(_ text: String) -> String {
+        guard text.utf8.count > maxBytes else { return text }
+        var kept = String.UnicodeScalarView()
+        var bytes = 0
+        for scalar in text.unicodeScalars {
+            let size = UTF8.width(scalar)
+            guard bytes + size <= maxBytes - 3 else { break }  // 3: the "…"
+            kept.append(scalar)
+            bytes += size
+        }
+        return String(kept) + "…"
+    }
 }
 
 /// What one provider response means for the delivery.

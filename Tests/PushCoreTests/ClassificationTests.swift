@@ -113,4 +113,27 @@ final class ClassificationTests: XCTestCase {
         let garbage = ProviderResponse(status: 503, headers: [("retry-after", "soon")], body: [])
         XCTAssertNil(ResponseClassifier.retryAfter(garbage, now: now))
     }
+
+    /// A reason longer than any provider gives is cut to 256 bytes (it is an
+    /// index key in the ledger), on a scalar boundary, ending in `…`.
+    func testAnOverlongReasonIsCut() {
+        func reason(_ outcome: ProviderOutcome) -> String? {
+            switch outcome {
+            case .rejected(let r), .invalidToken(let r, _), .authFailure(let r), .transient(let r, _), .unknown(_, let r): r.rawValue
+            case .accepted: nil
+            }
+        }
+        let long = String(repeating: "BadTopic", count: 2000)
+        let cut = reason(apns(400, #"{"reason":"\#(long)"}"#))
+        XCTAssertEqual(cut?.utf8.count, 256)
+        XCTAssertEqual(cut, String(repeating: "BadTopic", count: 32).prefix(253) + "…")
+        // Two-byte scalars: 126 of them (252 bytes) and the ellipsis, never half a scalar.
+        let accented = reason(apns(400, #"{"reason":"\#(String(repeating: "é", count: 1000))"}"#))
+        XCTAssertEqual(accented, String(repeating: "é", count: 126) + "…")
+        // FCM's errorCode the same way; a reason at the limit is kept whole.
+        let fcmCut = reason(fcm(400, fcmError(400, "INVALID_ARGUMENT", String(repeating: "X", count: 5000))))
+        XCTAssertLessThanOrEqual(fcmCut?.utf8.count ?? .max, ProviderReason.maxBytes)
+        XCTAssertEqual(ProviderReason(String(repeating: "a", count: 256)).rawValue.count, 256)
+        XCTAssertEqual(ProviderReason(rawValue: String(repeating: "a", count: 257)).rawValue, String(repeating: "a", count: 253) + "…")
+    }
 }
