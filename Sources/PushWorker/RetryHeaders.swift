@@ -55,11 +55,28 @@ public struct RetryHeaders: Sendable, Equatable {
         attempt = readable.map { min($0, Self.maxAttempt) } ?? 1
         dueAt = millis(Self.dueAtKey)
         firstFailureAt = millis(Self.firstFailureAtKey)
-        lastError = text(Self.lastErrorKey)
-        originTopic = text(Self.originTopicKey)
+        // Texts cut as they are written (a header of a megabyte would ride on
+        // every retry and dead letter after it), and an origin topic only when
+        // it is a Kafka topic name: it becomes `intake_rejections.kafka_topic`,
+        // a key of a unique index, when a dead letter is refused.
+        lastError = text(Self.lastErrorKey).map { String($0.prefix(Self.maxLastErrorCharacters)) }
+        originTopic = text(Self.originTopicKey).flatMap { Self.isTopicName($0) ? $0 : nil }
         originPartition = text(Self.originPartitionKey).flatMap(Int32.init)
         originOffset = text(Self.originOffsetKey).flatMap(Int64.init)
-        reason = text(Self.reasonKey)
+        reason = text(Self.reasonKey).map { String($0.prefix(Self.maxReasonCharacters)) }
+    }
+
+    /// `pushfleet-last-error` is kept to this many characters.
+    static let maxLastErrorCharacters = 500
+    /// `pushfleet-dlq-reason` is kept to this many characters.
+    static let maxReasonCharacters = 1000
+
+    /// Kafka's rule for a topic name: 1 to 249 of `[a-zA-Z0-9._-]`.
+    static func isTopicName(_ name: String) -> Bool {
+        (1...249).contains(name.utf8.count) && name.utf8.allSatisfy {
+            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A)
+                || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+        }
     }
 
     /// The message's `pushfleet-attempt` as written, when it is a whole number
@@ -78,11 +95,11 @@ public struct RetryHeaders: Sendable, Equatable {
         }
         if let dueAt { out.append((Self.dueAtKey, millis(dueAt))) }
         if let firstFailureAt { out.append((Self.firstFailureAtKey, millis(firstFailureAt))) }
-        if let lastError { out.append((Self.lastErrorKey, Array(lastError.prefix(500).utf8))) }
+        if let lastError { out.append((Self.lastErrorKey, Array(lastError.prefix(Self.maxLastErrorCharacters).utf8))) }
         if let originTopic { out.append((Self.originTopicKey, Array(originTopic.utf8))) }
         if let originPartition { out.append((Self.originPartitionKey, Array(String(originPartition).utf8))) }
         if let originOffset { out.append((Self.originOffsetKey, Array(String(originOffset).utf8))) }
-        if let reason { out.append((Self.reasonKey, Array(reason.prefix(1000).utf8))) }
+        if let reason { out.append((Self.reasonKey, Array(reason.prefix(Self.maxReasonCharacters).utf8))) }
         return out
     }
 

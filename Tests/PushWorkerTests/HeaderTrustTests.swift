@@ -90,4 +90,29 @@ final class HeaderTrustTests: XCTestCase {
         XCTAssertEqual(far.kafkaHeaders.first { $0.name == RetryHeaders.dueAtKey }.map { String(decoding: $0.value, as: UTF8.self) },
                        "253402300799999")
     }
+
+    /// Text headers anyone with produce rights on a retry topic can write:
+    /// an origin topic that is no Kafka topic name is not taken (the message's
+    /// own place is), and the error and reason are cut as they would be written.
+    func testRetryHeaderTextsAreBoundedAndTheOriginIsATopicName() {
+        func headers(_ topic: String) -> RetryHeaders {
+            RetryHeaders(message: KafkaMessage(topic: "push.retry.5s", partition: 3, offset: 9, key: nil, value: [], headers: [
+                (RetryHeaders.originTopicKey, Array(topic.utf8)), (RetryHeaders.originPartitionKey, Array("1".utf8)),
+                (RetryHeaders.originOffsetKey, Array("2".utf8)),
+                (RetryHeaders.lastErrorKey, Array(String(repeating: "e", count: 100_000).utf8)),
+                (RetryHeaders.reasonKey, Array(String(repeating: "r", count: 100_000).utf8)),
+            ]))
+        }
+        let good = headers("push.notifications")
+        XCTAssertEqual(good.origin, MessageOrigin(topic: "push.notifications", partition: 1, offset: 2))
+        XCTAssertEqual(good.lastError?.count, RetryHeaders.maxLastErrorCharacters)
+        XCTAssertEqual(good.reason?.count, RetryHeaders.maxReasonCharacters)
+        XCTAssertNotNil(headers(String(repeating: "t", count: 249)).origin)
+        for bad in [String(repeating: "t", count: 250), String(repeating: "t", count: 900_000), "", "a b", "tópico", "a/b", "a\u{0}b"] {
+            var h = headers(bad)
+            XCTAssertNil(h.origin, "\(bad.prefix(20))")
+            h.setOrigin(from: KafkaMessage(topic: "push.retry.5s", partition: 3, offset: 9, key: nil, value: []))
+            XCTAssertEqual(h.origin, MessageOrigin(topic: "push.retry.5s", partition: 3, offset: 9), "the message's own place")
+        }
+    }
 }
