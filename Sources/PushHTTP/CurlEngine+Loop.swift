@@ -139,11 +139,12 @@ extension CurlEngine {
         let responseCode = easy.infoLong(CURLINFO_RESPONSE_CODE)
         let statusReceived = transfer.statusReceived || responseCode >= 200
         guard code == CURLE_OK else {
-            let partial = HTTPResponse(
+            var partial = HTTPResponse(
                 status: responseCode > 0 ? responseCode : transfer.status, headers: transfer.headers,
                 body: transfer.body, httpVersion: Self.version(easy.infoLong(CURLINFO_HTTP_VERSION)),
                 localPort: easy.infoLong(CURLINFO_LOCAL_PORT))
-                .dropped(body: transfer.droppedBodyBytes, headers: transfer.droppedHeaders)
+            partial.droppedBodyBytes = transfer.droppedBodyBytes
+            partial.droppedHeaders = transfer.droppedHeaders
             var error = HTTPError.transfer(
                 code: Int32(bitPattern: code.rawValue), detail: easy.errorText,
                 statusReceived: statusReceived, partialResponse: partial)

@@ -68,14 +68,6 @@ public struct HTTPResponse: Sendable {
         self.localPort = localPort
     }
 
-    /// This response with its dropped counts set.
-    func dropped(body: Int, headers: Int) -> HTTPResponse {
-        var response = self
-        response.droppedBodyBytes = body
-        response.droppedHeaders = headers
-        return response
-    }
-
     /// The value of the first header with this name (case-insensitive).
     public func header(_ name: String) -> String? {
         let lower = name.lowercased()
