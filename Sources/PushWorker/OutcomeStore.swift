@@ -229,6 +229,13 @@ final class OutcomeStore: Sendable {
             ])
     }
 
+    /// A rejection's app is the producer's text, read before it was checked:
+    /// kept to the 255 characters an app may have, not the 200 KB a refused
+    /// message may carry.
+    static func rejectionApp(_ app: String?) -> String? {
+        app.map { String($0.prefix(IntakeLimits.maxAppLength)).storableText }
+    }
+
     static func insertRejections(_ items: [IntakeRejection], on c: PostgresConnection) async throws {
         try await c.query(
             """
@@ -237,7 +244,7 @@ final class OutcomeStore: Sendable {
             ON CONFLICT (kafka_topic, kafka_partition, kafka_offset) DO NOTHING
             """,
             [
-                .uuidArray(items.map(\.notificationID)), .textArray(items.map { $0.app?.storableText }),
+                .uuidArray(items.map(\.notificationID)), .textArray(items.map { Self.rejectionApp($0.app) }),
                 .textArray(items.map(\.kind.storableText)), .textArray(items.map(\.reason.storableText)),
                 .textArray(items.map(\.topic.storableText)),
                 .intArray(items.map { Int64($0.partition) }), .intArray(items.map(\.offset)),

@@ -59,4 +59,29 @@ final class OperatorViewsTests: XCTestCase {
         XCTAssertEqual(worker["worker"], "w-views")
         await pool.close()
     }
+
+    /// A refused message's app is the producer's text, read before it was
+    /// checked: its rejection row keeps 255 characters of it, not 200 KB.
+    func testARejectionKeepsAnAppOfAtMostItsLimit() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        let store = OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger, workerID: "w-app")
+        let long = String(repeating: "é", count: 100_000)
+        guard case .failure(let error) = PushNotification.decode(Array(#"{"schema_version":1,"app":"\#(long)"}"#.utf8)) else {
+            return XCTFail("decoded")
+        }
+        XCTAssertEqual(error.app, long, "the decoder names the app as given")
+        try await store.write(BatchOutcome(rejections: [
+            IntakeRejection(notificationID: nil, app: error.app, kind: error.reason.rawValue, reason: error.detail,
+                            topic: "push.notifications", partition: 0, offset: 11, fieldPath: error.fieldPath),
+            IntakeRejection(notificationID: nil, app: "com.example.short", kind: "not_json", reason: "$: not JSON",
+                            topic: "push.notifications", partition: 0, offset: 12),
+        ]))
+        let rows = try await db.connection.query(
+            "SELECT kafka_offset, char_length(app) AS chars, app, char_length(reason) AS reason_chars FROM intake_rejections ORDER BY kafka_offset")
+        XCTAssertEqual(rows.rows.map { $0["chars"] ?? "" }, ["255", "17"])
+        XCTAssertEqual(rows.rows.first?["app"], String(repeating: "é", count: 255))
+        XCTAssertLessThanOrEqual(Int(rows.rows.first?["reason_chars"] ?? "") ?? .max, IntakeError.maxDetailCharacters + 40)
+        await pool.close()
+    }
 }
