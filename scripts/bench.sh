@@ -10,7 +10,8 @@
 #   bench pipeline  N notifications enqueued into the mock Kafka cluster first,
 #                   then W worker processes, until every one is final in a
 #                   throwaway PostgreSQL and the offsets are committed; then
-#                   again paced at half the rate it sustained (p99 latency)
+#                   again paced at half the rate it sustained (p99 latency),
+#                   and again with time-ordered ids (PostgreSQL's cost)
 #
 # Environment: BENCH_NOTIFICATIONS (100000), BENCH_CONNECTIONS (2),
 # BENCH_CONCURRENCY (100), BENCH_WORKERS (1), BENCH_ROUNDS (3), BENCH_OUT (.build/bench: JSON files),
@@ -49,12 +50,18 @@ else
     echo "no rate_after_first_send in $out/pipeline-$stamp.json; half-load run skipped" >&2
     exit 1
 fi
+# PostgreSQL's cost depends on the ids' shape: the same run with time-ordered
+# (UUID version 7) ids, which producers are advised to use (schemas/README.md).
+echo "pipeline with time-ordered ids"
+bash scripts/with-postgres.sh "$bin" bench pipeline --notifications "$n" \
+    --workers "${BENCH_WORKERS:-1}" --ids time-ordered --json "$out/pipeline-v7-$stamp.json"
 # The three figures issue 18 tracks, from this run's JSON files.
 field() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" "$1"; }
 floor_ratio="$(field "$out/send-$stamp.json" ratio_to_floor)"
 send_us="$(field "$out/send-$stamp.json" our_us_per_request)"
 worker_us="$(field "$out/pipeline-$stamp.json" worker_us_per_notification)"
 pg_us="$(field "$out/pipeline-$stamp.json" postgres_us_per_notification)"
+pg_v7_us="$(field "$out/pipeline-v7-$stamp.json" postgres_us_per_notification)"
 p99="$(field "$out/pipeline-half-$stamp.json" enqueue_to_accepted_p99_ms)"
 echo
 echo "summary"
@@ -72,6 +79,7 @@ awk -v w="$worker_us" -v wc="$worker_curl" -v s="$send_all" -v sc="$send_curl" '
         printf "    of which the rest (task pool, Kafka, libpq)          %.1f / %.1f µs\n", w - wc, s - sc
     }
 }'
-echo "  PostgreSQL server CPU per notification                  ${pg_us:-?} µs   (target ≤ 15)"
+echo "  PostgreSQL server CPU per notification                  ${pg_us:-?} µs   (target ≤ 15; random ids)"
+echo "    with time-ordered ids (UUID version 7)                ${pg_v7_us:-?} µs"
 echo "  half-load p99 enqueue→accepted                          ${p99:-?} ms   (target ≤ 50)"
 echo "JSON results in $out/"

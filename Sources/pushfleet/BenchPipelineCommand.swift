@@ -40,6 +40,11 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     @Option(name: .long, help: "tls.max_connections_per_host of the workers (default: the worker's own, 2).")
     var connections: Int?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Notification ids: random (UUID version 4, as most producers make them) or time-ordered (UUID version 7).",
+        valueName: "random|time-ordered"))
+    var ids: BenchPublisher.IDs = .random
+
     @Flag(name: .long, help: "Print the statements that cost PostgreSQL most (pg_stat_statements; run under PUSHFLEET_PG_CONF=\"shared_preload_libraries = 'pg_stat_statements'\").")
     var pgStatements = false
 
@@ -79,7 +84,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                                    notifications: notifications, workers: workers, partitions: partitionCount, rate: rate,
                                    kafkaProperties: Self.properties(kafkaProperties), maxInFlight: maxInFlight,
                                    batchSize: batchSize, pollLingerMs: pollLingerMs, connections: connections,
-                                   pgStatements: pgStatements)
+                                   pgStatements: pgStatements, ids: ids)
         let report = try await run.run(timeout: .seconds(timeout))
         say(report.table(title: "pushfleet bench pipeline"))
         if let json { try report.writeJSON(to: json) }
@@ -116,3 +121,5 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         return properties
     }
 }
+
+extension BenchPublisher.IDs: ExpressibleByArgument {}

@@ -28,6 +28,8 @@ struct BenchPipelineRun {
     let connections: Int?
     /// Whether to print pg_stat_statements' costliest statements of the run.
     let pgStatements: Bool
+    /// How the publisher makes notification ids.
+    let ids: BenchPublisher.IDs
     /// A fresh app name per run, so counts never include an earlier run's rows.
     let app = "com.pushfleet.bench.r" + String(UInt32.random(in: .min ... .max), radix: 16)
     static let topic = "push.notifications"
@@ -47,7 +49,7 @@ struct BenchPipelineRun {
             if pgStatements { try await BenchStatements.reset(url: databaseURL, logger: logger) }
             say("local stack: kafka \(cluster.bootstrapServers) (\(Self.topic) × \(partitions)), sink pid \(sink.process.processIdentifier), app \(app)")
             let publisher = try await BenchPublisher.prepare(
-                app: app, bootstrap: cluster.bootstrapServers, count: notifications, rate: rate, logger: logger)
+                app: app, bootstrap: cluster.bootstrapServers, count: notifications, rate: rate, ids: ids, logger: logger)
 
             var enqueueSeconds = 0.0
             var produced = 0
@@ -105,6 +107,7 @@ struct BenchPipelineRun {
             report.add("batch_size", "worker.batch_size", text: batchSize.map { "\($0)" } ?? "default")
             report.add("poll_linger_ms", "worker.poll_linger_ms", text: pollLingerMs.map { "\($0)" } ?? "default")
             report.add("connections", "tls.max_connections_per_host", text: connections.map { "\($0)" } ?? "default")
+            report.add("ids", "notification ids", text: ids == .random ? "random (UUID version 4)" : "time-ordered (UUID version 7)")
             report.add("kafka_properties", "workers' extra librdkafka properties",
                        text: kafkaProperties.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
             report.add("enqueue_seconds", "enqueue time", enqueueSeconds, "%.2f", unit: "s")

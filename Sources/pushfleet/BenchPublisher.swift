@@ -8,8 +8,24 @@ import PushProducer
 /// `prepare` does what a long-running product service has done before its
 /// first notification (connect, learn the topic); `publish` is the timed part.
 final class BenchPublisher: Sendable {
+    /// How the bench's producer makes notification ids.
+    enum IDs: String, CaseIterable {
+        /// Version 4 UUIDs, as most producers make them (`UUID()`).
+        case random
+        /// Version 7 UUIDs (`NotificationID.timeOrdered`), growing with time.
+        case timeOrdered = "time-ordered"
+
+        func make() -> UUID {
+            switch self {
+            case .random: UUID()
+            case .timeOrdered: NotificationID.timeOrdered()
+            }
+        }
+    }
+
     let app: String
     let count: Int
+    let ids: IDs
     /// Notifications per second, or nil to enqueue them all at once.
     let rate: Double?
     private let publisher: NotificationPublisher
@@ -20,19 +36,21 @@ final class BenchPublisher: Sendable {
     /// sink share. Enqueue-first runs encode as they go (flat memory for 1M).
     private let encoded: [(key: [UInt8], value: [UInt8])]
 
-    private init(app: String, count: Int, rate: Double?, publisher: NotificationPublisher) {
+    private init(app: String, count: Int, rate: Double?, ids: IDs, publisher: NotificationPublisher) {
         self.app = app
         self.count = count
         self.rate = rate
+        self.ids = ids
         self.publisher = publisher
         let createdAt = self.createdAt
-        self.encoded = rate == nil ? [] : (0..<count).map { Self.message($0, app: app, createdAt: createdAt) }
+        self.encoded = rate == nil ? [] : (0..<count).map { Self.message($0, app: app, createdAt: createdAt, id: ids.make()) }
     }
 
     /// Creates the producer, connects it and reads the intake topic's metadata
     /// (else the first messages' enqueue time would include that), and encodes
     /// a paced run's messages.
-    static func prepare(app: String, bootstrap: String, count: Int, rate: Double?, logger: Logger) async throws -> BenchPublisher {
+    static func prepare(app: String, bootstrap: String, count: Int, rate: Double?, ids: IDs,
+                        logger: Logger) async throws -> BenchPublisher {
         // Enqueue-first: bigger producer batches (linger 100 ms instead of 5). The mock
         // broker answers a fetch with one message set per partition (a real broker
         // fills max.partition.fetch.bytes), so tiny batches would make the workers'
@@ -46,7 +64,7 @@ final class BenchPublisher: Sendable {
             await publisher.close()
             throw error
         }
-        return BenchPublisher(app: app, count: count, rate: rate, publisher: publisher)
+        return BenchPublisher(app: app, count: count, rate: rate, ids: ids, publisher: publisher)
     }
 
     /// Publishes the notifications, all at once (at most 10,000 awaiting
@@ -77,7 +95,7 @@ final class BenchPublisher: Sendable {
                             inFlight -= 1
                             acknowledged += 1
                         }
-                        let (key, value) = rate == nil ? Self.message(next, app: app, createdAt: createdAt) : encoded[next]
+                        let (key, value) = rate == nil ? Self.message(next, app: app, createdAt: createdAt, id: ids.make()) : encoded[next]
                         group.addTask { [publisher] in _ = try await publisher.publishRaw(value, key: key) }
                         inFlight += 1
                         next += 1
@@ -95,11 +113,11 @@ final class BenchPublisher: Sendable {
 
     /// Notification i as the pipeline bench publishes it: key and intake JSON
     /// (also what `bench core` and `bench send` decode).
-    static func message(_ i: Int, app: String, createdAt: Date) -> (key: [UInt8], value: [UInt8]) {
+    static func message(_ i: Int, app: String, createdAt: Date, id: UUID = UUID()) -> (key: [UInt8], value: [UInt8]) {
         var rng = SplitMix64(seed: UInt64(i) &* 0x9E37_79B9 &+ 17)
         let token = (0..<4).map { _ in String(format: "%016llx", rng.next()) }.joined()
         let n = PushNotification(
-            id: UUID(), app: app, createdAt: createdAt, expiresAt: createdAt.addingTimeInterval(3600),
+            id: id, app: app, createdAt: createdAt, expiresAt: createdAt.addingTimeInterval(3600),
             recipients: [Recipient(token: token, platform: .ios)],
             alert: PushNotification.Alert(title: "Your order shipped", body: "Order #\(i) is on its way."),
             badge: 1, data: [("order_id", .string(String(i)))])
