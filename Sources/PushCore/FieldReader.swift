@@ -100,6 +100,22 @@ struct FieldReader {
         return s
     }
 
+    /// `nonEmptyString` for text sent as an HTTP/2 header value: no control
+    /// character (U+0000–U+001F, U+007F), since a CR or LF would end the line
+    /// and start another header of the producer's choosing.
+    mutating func headerText(_ field: String, maxBytes: Int) -> String? {
+        guard let s = nonEmptyString(field, maxBytes: maxBytes) else { return nil }
+        guard Self.isHeaderSafe(s) else { fail(field, Self.controlCharacterReason); return nil }
+        return s
+    }
+
+    static let controlCharacterReason = "contains a control character (U+0000-U+001F or U+007F); it is sent as an HTTP/2 header value"
+
+    /// No byte below 0x20 and no 0x7F (UTF-8 never uses those bytes inside a multi-byte character).
+    static func isHeaderSafe(_ s: String) -> Bool {
+        s.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F }
+    }
+
     /// An integer; a double is taken when it is integral and below 1e15
     /// (exact in a double), so `3.0` reads as 3 and nothing converts with a trap.
     mutating func int(_ field: String, required: Bool = false) -> Int? {

@@ -10,7 +10,7 @@ extension FieldReader {
         var sub = nested("apns", json)
         var result = APNsOverrides()
         result.pushType = sub.oneOf("push_type", APNsPushType.self)
-        result.topic = sub.nonEmptyString("topic", maxBytes: 255)
+        result.topic = sub.headerText("topic", maxBytes: 255)
         result.aps = sub.object("aps")?.objectMembers ?? []
         // Header names exactly as the schema lists them (HTTP/2 names are lowercase):
         // "APNs-Priority" is not taken as apns-priority, so a name never arrives twice.
@@ -26,6 +26,8 @@ extension FieldReader {
             case "apns-collapse-id":
                 if value.isEmpty || value.utf8.count > APNsTranslator.maxCollapseIDBytes {
                     sub.fail(path, "must be 1-\(APNsTranslator.maxCollapseIDBytes) bytes")
+                } else if !FieldReader.isHeaderSafe(value) {
+                    sub.fail(path, FieldReader.controlCharacterReason)
                 }
             case "apns-topic": sub.fail(path, "set apns.topic instead")
             case "apns-push-type": sub.fail(path, "set apns.push_type instead")

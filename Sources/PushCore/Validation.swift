@@ -235,7 +235,7 @@ extension PushNotification {
             }
         }
         let priority = reader.oneOf("priority", Priority.self) ?? .high
-        let collapseKey = reader.nonEmptyString("collapse_key", maxBytes: IntakeLimits.maxCollapseKeyBytes)
+        let collapseKey = reader.headerText("collapse_key", maxBytes: IntakeLimits.maxCollapseKeyBytes)
         let targets = reader.recipients()
         let alert = reader.alert()
         let badge = reader.int("badge", in: IntakeLimits.badgeRange)

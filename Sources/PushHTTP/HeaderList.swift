@@ -12,6 +12,11 @@ struct HeaderList {
     let head: UnsafeMutablePointer<curl_slist>
     private let storage: UnsafeMutableRawPointer
 
+    /// Whether `text` can be one header line's name or value: no CR, LF or NUL.
+    static func isSafe(_ text: String) -> Bool {
+        !text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+    }
+
     init(_ headers: [(name: String, value: String)]) {
         var hasContentType = false
         var hasAccept = false

@@ -40,6 +40,9 @@ extension FCMAccessTokenProvider {
         else {
             throw ProviderError.invalidTokenResponse("token endpoint answered 200 without an access_token")
         }
+        guard ProviderHeaders.isBearerToken(token.accessToken) else {
+            throw ProviderError.invalidTokenResponse(ProviderHeaders.notABearerToken)
+        }
         return (token.accessToken, Double(max(60, token.expiresIn ?? 3600)))
     }
 }

@@ -43,6 +43,9 @@ extension HMSAccessTokenProvider {
         guard let token = json?["access_token"]?.stringValue, !token.isEmpty else {
             throw ProviderError.invalidTokenResponse("token endpoint answered 200 without an access_token")
         }
+        guard ProviderHeaders.isBearerToken(token) else {
+            throw ProviderError.invalidTokenResponse(ProviderHeaders.notABearerToken)
+        }
         // `expires_in` is normally 3600; anything unusable or tiny counts as a minute.
         let lifetime = json?["expires_in"]?.numberValue.flatMap { $0.isFinite ? $0 : nil } ?? 3600
         return (token, min(max(60, lifetime), 86_400))

@@ -11,6 +11,16 @@ enum ProviderHeaders {
 
     typealias Header = (name: String, value: String)
 
+    /// Whether an OAuth access token can follow `Bearer ` in a header: 1 to
+    /// 8,192 visible ASCII characters (RFC 6749's VSCHAR less the space).
+    /// A token server's CR or LF would otherwise start a header of its choosing.
+    static func isBearerToken(_ token: String) -> Bool {
+        (1...8_192).contains(token.utf8.count) && token.utf8.allSatisfy { $0 >= 0x21 && $0 <= 0x7E }
+    }
+
+    static let notABearerToken =
+        "token endpoint answered an access_token that is not 1-8192 visible ASCII characters (a space, control or non-ASCII byte)"
+
     /// `headers` without those named `dropped` or `alsoDropped`
     /// (case-insensitive), then `added` and `alsoAdded`, in one allocation:
     /// how a client puts its own authorization (and content type) on a

@@ -328,4 +328,27 @@ final class HostileIntakeTests: XCTestCase {
         }
         XCTAssertEqual(IntakeReason(rawValue: "too_large"), .tooLarge)
     }
+
+    /// collapse_key, apns.topic and apns.headers.apns-collapse-id become APNs
+    /// request headers: a CR or LF would add a header of the producer's choosing
+    /// (a second apns-push-type, an apns-id), so a control character is refused
+    /// at its path, before any send.
+    func testControlCharactersInHeaderTextAreRefused() {
+        let injected = #"a\r\napns-push-type: voip"#
+        assertRejected(Self.message(#","collapse_key":"\#(injected)""#), .invalidValue, at: "collapse_key")
+        assertRejected(Self.message(#","apns":{"topic":"\#(injected)"}"#), .invalidValue, at: "apns.topic")
+        assertRejected(Self.message(#","apns":{"headers":{"apns-collapse-id":"\#(injected)"}}"#), .invalidValue,
+                       at: "apns.headers.apns-collapse-id")
+        // A NUL is refused by the parser already, as anywhere in a message.
+        assertRejected(Self.message(#","collapse_key":"k\u0000k""#), .nulCharacter, at: "collapse_key")
+        for control in [#"\n"#, #"\r"#, #"\t"#, #"\u0001"#, #"\u001f"#, #"\u007f"#] {
+            let error = assertRejected(Self.message(#","collapse_key":"k\#(control)k""#), .invalidValue, at: "collapse_key")
+            XCTAssertEqual(error?.detail.contains("control character"), true, control)
+        }
+        // Non-ASCII text is no control character: still taken, and sent as it is.
+        for fine in ["é", "a b", "\u{2028}", "k\u{85}"] {
+            let text = Self.message(#","collapse_key":\#(String(decoding: JSONValue.string(fine).encoded(), as: UTF8.self))"#)
+            XCTAssertEqual(try? PushNotification.decode(Array(text.utf8), policy: Examples.policy).get().collapseKey, fine)
+        }
+    }
 }

@@ -504,6 +504,16 @@ struct SchemaCorpus {
         for (i, exp) in ["0", "123456789012", "1234567890123", "", "12a", "1\n", "-1", "\u{661}"].enumerated() {
             add("pattern-apns-expiration-\(i)", Self.at(["apns", "headers", "apns-expiration"], Self.quoted(exp)))
         }
+        // Text sent as an HTTP/2 header value: no control character (a CR or LF
+        // would start a header of the producer's choosing). A tab, DEL and C1
+        // controls are in or out exactly as the schema's pattern says.
+        let headerTexts = ["a\r\napns-push-type: voip", "a\n", "\na", "a\rb", "a\u{0}b", "a\tb", "a\u{7F}", "a\u{1F}",
+                           "a\u{80}b", "a b", "é\u{85}", "\u{2028}"]
+        for (i, text) in headerTexts.enumerated() {
+            add("pattern-header-collapse_key-\(i)", Self.full.setting("collapse_key", Self.quoted(text)))
+            add("pattern-header-apns.topic-\(i)", Self.at(["apns", "topic"], Self.quoted(text)))
+            add("pattern-header-apns-collapse-id-\(i)", Self.at(["apns", "headers", "apns-collapse-id"], Self.quoted(text)))
+        }
     }
 
     // MARK: reserved data keys

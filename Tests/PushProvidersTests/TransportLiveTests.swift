@@ -77,6 +77,35 @@ struct TransportLiveTests {
         }
     }
 
+    @Test("a header with CR, LF or NUL is never sent: a setup error, no stream opened, the next request goes out")
+    func headerInjectionIsNotSent() async throws {
+        try await withLiveStack { stack in
+            let http = try stack.makeHTTPClient(maxConnectionsPerHost: 1)
+            defer { http.shutdown() }
+            let url = stack.baseURL + "/3/device/" + LiveStack.deviceToken(1)
+            let body = Array(#"{"aps":{"alert":"x"}}"#.utf8)
+            let hostile: [(name: String, value: String)] = [
+                ("apns-collapse-id", "a\r\nx-injected: yes"), ("apns-collapse-id", "a\nb"), ("apns-collapse-id", "a\rb"),
+                ("apns-collapse-id", "a\u{0}b"), ("x-a\r\nx-injected", "yes"),
+            ]
+            for header in hostile {
+                let request = HTTPRequest(method: "POST", url: url, headers: [("apns-topic", "com.example.app"), header], body: body)
+                do {
+                    let response = try await http.execute(request)
+                    Issue.record("sent anyway: \(header.name.debugDescription) → \(response.status)")
+                } catch let error as HTTPError {
+                    #expect(error.kind == .setup && !error.isRetriable && error.attempts == 0, "\(error)")
+                    #expect(error.message.contains("CR, LF or NUL"), "\(error)")
+                }
+            }
+            #expect(stack.simulator.stats().streamsOpened == 0, "nothing reached the server")
+            // A tab and non-ASCII bytes are legal in a field value and go out.
+            let fine = HTTPRequest(method: "POST", url: url, headers: [("apns-topic", "com.example.app"), ("x-note", "a\tb é")], body: body)
+            #expect(try await http.execute(fine).status == 403)  // no provider token: the server answered
+            #expect(stack.simulator.stats().streamsOpened == 1)
+        }
+    }
+
     @Test("slow responses past the request timeout: curl 28, no status, retriable, not re-sent (status unknown)")
     func slowResponsesTimeOut() async throws {
         try await withLiveStack(configure: {
