@@ -20,16 +20,7 @@ public struct ProviderReason: RawRepresentable, Hashable, Sendable, CustomString
     /// `text` cut on a scalar boundary to at most `maxBytes` bytes, ending in
     /// `…` when it was cut.
     static func bounded(_ text: String) -> String {
-        guard text.utf8.count > maxBytes else { return text }
-        var kept = String.UnicodeScalarView()
-        var bytes = 0
-        for scalar in text.unicodeScalars {
-            let size = UTF8.width(scalar)
-            guard bytes + size <= maxBytes - 3 else { break }  // 3: the "…"
-            kept.append(scalar)
-            bytes += size
-        }
-        return String(kept) + "…"
+        BoundedText.cut(text, maxBytes: maxBytes)
     }
 }
 

@@ -52,21 +52,21 @@ public struct IntakeError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The JSON path of the leading issue; `$` for the whole message.
-    /// Cut to `maxPathCharacters`: a path holds keys the producer chose.
-    public var fieldPath: String { IntakeError.bounded(leadingIssue?.path ?? "$", to: IntakeError.maxPathCharacters) }
+    /// Cut to `maxPathBytes`: a path holds keys the producer chose.
+    public var fieldPath: String { BoundedText.cut(leadingIssue?.path ?? "$", maxBytes: IntakeError.maxPathBytes) }
 
     /// At most this many issues are spelled out in `detail`; the rest are counted.
     public static let maxDetailedIssues = 20
-    /// `detail` is at most this many characters (before the count of issues
+    /// `detail` is at most this many UTF-8 bytes (before the count of issues
     /// left out): a message of 20,000 unknown keys or one 200 KB key must not
     /// become a 500 KB rejection reason, log line or dead-letter header.
-    public static let maxDetailCharacters = 2000
-    /// `fieldPath` is at most this many characters.
-    public static let maxPathCharacters = 256
+    public static let maxDetailBytes = 2000
+    /// `fieldPath` is at most this many UTF-8 bytes.
+    public static let maxPathBytes = 256
 
     /// The issues, `path: reason`, joined with `; ` and without the kind in
     /// front, so a caller that shows the kind itself formats the message once.
-    /// Bounded: the first `maxDetailedIssues`, cut to `maxDetailCharacters`,
+    /// Bounded: the first `maxDetailedIssues`, cut to `maxDetailBytes`,
     /// then `; and N more issues` when some were left out.
     public var detail: String {
         var text = ""
@@ -75,20 +75,12 @@ public struct IntakeError: Error, Sendable, Equatable, CustomStringConvertible {
             if shown > 0 { text += "; " }
             text += issue.description
             shown += 1
-            if text.count >= IntakeError.maxDetailCharacters { break }
+            if text.utf8.count >= IntakeError.maxDetailBytes { break }
         }
-        let cut = text.count > IntakeError.maxDetailCharacters
-        if cut { text = IntakeError.bounded(text, to: IntakeError.maxDetailCharacters) }
+        text = BoundedText.cut(text, maxBytes: IntakeError.maxDetailBytes)
         let omitted = issues.count - shown
         if omitted > 0 { text += "; and \(omitted) more issue\(omitted == 1 ? "" : "s")" }
         return text
-    }
-
-    /// `text` cut to `limit` characters with `…` at the end when it was longer
-    /// (cut on a character boundary, so the result is still valid text).
-    static func bounded(_ text: String, to limit: Int) -> String {
-        guard text.count > limit else { return text }
-        return String(text.prefix(limit - 1)) + "…"
     }
 
     public var description: String {

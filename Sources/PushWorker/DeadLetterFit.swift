@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 
 /// What to produce instead of a message Kafka refused for the message's own
 /// sake (over `message.max.bytes`, an invalid record): never because the
@@ -41,7 +42,7 @@ enum DeadLetterFit {
 
     private static func set(_ name: String, _ text: String, in headers: inout [(name: String, value: [UInt8])]) {
         headers.removeAll { $0.name == name }
-        headers.append((name, Array(text.prefix(1000).utf8)))
+        headers.append((name, Array(BoundedText.cut(text, maxBytes: 1000).utf8)))
     }
 
     private static func value(_ name: String, in headers: [(name: String, value: [UInt8])]) -> String? {

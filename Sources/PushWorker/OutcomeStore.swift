@@ -233,7 +233,7 @@ final class OutcomeStore: Sendable {
     /// kept to the 255 characters an app may have, not the 200 KB a refused
     /// message may carry.
     static func rejectionApp(_ app: String?) -> String? {
-        app.map { String($0.prefix(IntakeLimits.maxAppLength)).storableText }
+        app.map { BoundedText.cut($0, maxBytes: IntakeLimits.maxAppLength).storableText }
     }
 
     static func insertRejections(_ items: [IntakeRejection], on c: PostgresConnection) async throws {

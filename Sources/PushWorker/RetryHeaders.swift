@@ -59,17 +59,17 @@ public struct RetryHeaders: Sendable, Equatable {
         // every retry and dead letter after it), and an origin topic only when
         // it is a Kafka topic name: it becomes `intake_rejections.kafka_topic`,
         // a key of a unique index, when a dead letter is refused.
-        lastError = text(Self.lastErrorKey).map { String($0.prefix(Self.maxLastErrorCharacters)) }
+        lastError = text(Self.lastErrorKey).map { BoundedText.cut($0, maxBytes: Self.maxLastErrorBytes) }
         originTopic = text(Self.originTopicKey).flatMap { Self.isTopicName($0) ? $0 : nil }
         originPartition = text(Self.originPartitionKey).flatMap(Int32.init)
         originOffset = text(Self.originOffsetKey).flatMap(Int64.init)
-        reason = text(Self.reasonKey).map { String($0.prefix(Self.maxReasonCharacters)) }
+        reason = text(Self.reasonKey).map { BoundedText.cut($0, maxBytes: Self.maxReasonBytes) }
     }
 
-    /// `pushfleet-last-error` is kept to this many characters.
-    static let maxLastErrorCharacters = 500
-    /// `pushfleet-dlq-reason` is kept to this many characters.
-    static let maxReasonCharacters = 1000
+    /// `pushfleet-last-error` is kept to this many UTF-8 bytes.
+    static let maxLastErrorBytes = 500
+    /// `pushfleet-dlq-reason` is kept to this many UTF-8 bytes.
+    static let maxReasonBytes = 1000
 
     /// Kafka's rule for a topic name: 1 to 249 of `[a-zA-Z0-9._-]`.
     static func isTopicName(_ name: String) -> Bool {
@@ -95,11 +95,11 @@ public struct RetryHeaders: Sendable, Equatable {
         }
         if let dueAt { out.append((Self.dueAtKey, millis(dueAt))) }
         if let firstFailureAt { out.append((Self.firstFailureAtKey, millis(firstFailureAt))) }
-        if let lastError { out.append((Self.lastErrorKey, Array(lastError.prefix(Self.maxLastErrorCharacters).utf8))) }
+        if let lastError { out.append((Self.lastErrorKey, Array(BoundedText.cut(lastError, maxBytes: Self.maxLastErrorBytes).utf8))) }
         if let originTopic { out.append((Self.originTopicKey, Array(originTopic.utf8))) }
         if let originPartition { out.append((Self.originPartitionKey, Array(String(originPartition).utf8))) }
         if let originOffset { out.append((Self.originOffsetKey, Array(String(originOffset).utf8))) }
-        if let reason { out.append((Self.reasonKey, Array(reason.prefix(Self.maxReasonCharacters).utf8))) }
+        if let reason { out.append((Self.reasonKey, Array(BoundedText.cut(reason, maxBytes: Self.maxReasonBytes).utf8))) }
         return out
     }
 

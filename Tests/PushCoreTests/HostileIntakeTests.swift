@@ -135,17 +135,24 @@ final class HostileIntakeTests: XCTestCase {
         let many = assertRejected(Self.message("," + Self.members(0..<15_000)), .unknownField, at: "k0000000")
         let error = try XCTUnwrap(many)
         XCTAssertEqual(error.issues.count, 15_000, "every issue is kept; only the text is cut")
-        XCTAssertLessThanOrEqual(error.detail.count, IntakeError.maxDetailCharacters + 40)
+        XCTAssertLessThanOrEqual(error.detail.utf8.count, IntakeError.maxDetailBytes + 40)
         XCTAssertTrue(error.detail.hasSuffix("; and \(15_000 - IntakeError.maxDetailedIssues) more issues"), error.detail)
         XCTAssertTrue(error.detail.hasPrefix("k0000000: unknown field; k0000001: unknown field"), error.detail)
 
         let longKey = String(repeating: "\u{E9}", count: 100_000)
         let long = try XCTUnwrap(Self.refusal(Self.message(",\"\(longKey)\":1")))
         XCTAssertEqual(long.reason, .unknownField)
-        XCTAssertEqual(long.fieldPath.count, IntakeError.maxPathCharacters)
-        XCTAssertTrue(long.fieldPath.hasSuffix("\u{E9}…"), "cut on a character boundary")
-        XCTAssertLessThanOrEqual(long.detail.count, IntakeError.maxDetailCharacters)
+        XCTAssertEqual(long.fieldPath.utf8.count, IntakeError.maxPathBytes - 1, "126 é and the … (3 bytes)")
+        XCTAssertTrue(long.fieldPath.hasSuffix("\u{E9}…"), "cut on a scalar boundary")
+        XCTAssertLessThanOrEqual(long.detail.utf8.count, IntakeError.maxDetailBytes)
         XCTAssertTrue(long.detail.hasSuffix("…"), "one issue, cut, and nothing left out to count")
+
+        // One Character of 200 KB ("a" and 100,000 combining accents): cut by its bytes.
+        let cluster = "a" + String(repeating: "\u{301}", count: 100_000)
+        let clustered = try XCTUnwrap(Self.refusal(Self.message(",\"\(cluster)\":1")))
+        XCTAssertLessThanOrEqual(clustered.fieldPath.utf8.count, IntakeError.maxPathBytes)
+        XCTAssertLessThanOrEqual(clustered.detail.utf8.count, IntakeError.maxDetailBytes)
+        XCTAssertLessThanOrEqual(clustered.description.utf8.count, IntakeError.maxDetailBytes + 40)
 
         // A short list is spelled out whole, as before.
         let few = try XCTUnwrap(Self.refusal(Self.message(#","x":1,"y":2"#)))

@@ -105,8 +105,21 @@ final class HeaderTrustTests: XCTestCase {
         }
         let good = headers("push.notifications")
         XCTAssertEqual(good.origin, MessageOrigin(topic: "push.notifications", partition: 1, offset: 2))
-        XCTAssertEqual(good.lastError?.count, RetryHeaders.maxLastErrorCharacters)
-        XCTAssertEqual(good.reason?.count, RetryHeaders.maxReasonCharacters)
+        XCTAssertEqual(good.lastError?.utf8.count, RetryHeaders.maxLastErrorBytes)
+        XCTAssertEqual(good.reason?.utf8.count, RetryHeaders.maxReasonBytes)
+        // One Character of 200 KB ("a" and 100,000 combining accents) is cut by its bytes too.
+        let cluster = "a" + String(repeating: "\u{301}", count: 100_000)
+        let clustered = RetryHeaders(message: KafkaMessage(topic: "push.retry.5s", partition: 0, offset: 1, key: nil, value: [], headers: [
+            (RetryHeaders.lastErrorKey, Array(cluster.utf8)), (RetryHeaders.reasonKey, Array(cluster.utf8)),
+        ]))
+        XCTAssertLessThanOrEqual(clustered.lastError?.utf8.count ?? .max, RetryHeaders.maxLastErrorBytes)
+        XCTAssertLessThanOrEqual(clustered.reason?.utf8.count ?? .max, RetryHeaders.maxReasonBytes)
+        var written = RetryHeaders(message: KafkaMessage(topic: "push.retry.5s", partition: 0, offset: 1, key: nil, value: []))
+        written.lastError = cluster
+        written.reason = cluster
+        for (name, value) in written.kafkaHeaders where [RetryHeaders.lastErrorKey, RetryHeaders.reasonKey].contains(name) {
+            XCTAssertLessThanOrEqual(value.count, RetryHeaders.maxReasonBytes, name)
+        }
         XCTAssertNotNil(headers(String(repeating: "t", count: 249)).origin)
         for bad in [String(repeating: "t", count: 250), String(repeating: "t", count: 900_000), "", "a b", "tópico", "a/b", "a\u{0}b"] {
             var h = headers(bad)

@@ -76,12 +76,15 @@ final class OperatorViewsTests: XCTestCase {
                             topic: "push.notifications", partition: 0, offset: 11, fieldPath: error.fieldPath),
             IntakeRejection(notificationID: nil, app: "com.example.short", kind: "not_json", reason: "$: not JSON",
                             topic: "push.notifications", partition: 0, offset: 12),
+            // One Character of 200 KB: cut by bytes, not by Characters.
+            IntakeRejection(notificationID: nil, app: "a" + String(repeating: "\u{301}", count: 100_000), kind: "invalid_value",
+                            reason: "x", topic: "push.notifications", partition: 0, offset: 13),
         ]))
         let rows = try await db.connection.query(
-            "SELECT kafka_offset, char_length(app) AS chars, app, char_length(reason) AS reason_chars FROM intake_rejections ORDER BY kafka_offset")
-        XCTAssertEqual(rows.rows.map { $0["chars"] ?? "" }, ["255", "17"])
-        XCTAssertEqual(rows.rows.first?["app"], String(repeating: "é", count: 255))
-        XCTAssertLessThanOrEqual(Int(rows.rows.first?["reason_chars"] ?? "") ?? .max, IntakeError.maxDetailCharacters + 40)
+            "SELECT kafka_offset, octet_length(app) AS bytes, app, octet_length(reason) AS reason_bytes FROM intake_rejections ORDER BY kafka_offset")
+        XCTAssertEqual(rows.rows.map { $0["bytes"] ?? "" }, ["255", "17", "254"])
+        XCTAssertEqual(rows.rows.first?["app"], String(repeating: "é", count: 126) + "…", "255 bytes: 126 é and the …")
+        XCTAssertLessThanOrEqual(Int(rows.rows.first?["reason_bytes"] ?? "") ?? .max, IntakeError.maxDetailBytes + 40)
         await pool.close()
     }
 }

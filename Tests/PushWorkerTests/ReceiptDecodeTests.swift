@@ -36,6 +36,20 @@ final class ReceiptDecodeTests: XCTestCase {
         XCTAssertTrue(e.reason.hasPrefix("undecodable"), e.reason)
     }
 
+    /// A receipt's unknown field is named in its refusal, cut as an intake
+    /// rejection's text is: a 250 KB key (or one Character of 200 KB) must not
+    /// become a 250 KB `intake_rejections.reason`, `field_path` and log line.
+    func testAnUnknownFieldOfAnyLengthIsNamedWithinBounds() {
+        for key in [String(repeating: "k", count: 250_000), "a" + String(repeating: "\u{301}", count: 100_000)] {
+            let message = Self.receipt().dropLast() + ",\(String(decoding: JSONValue.string(key).encoded(), as: UTF8.self)):1}"
+            guard case .failure(let error) = Receipt.decode(Array(message.utf8), policy: Self.policy) else { return XCTFail("decoded") }
+            XCTAssertEqual(error.code, .unknownField)
+            XCTAssertLessThanOrEqual(error.reason.utf8.count, IntakeError.maxDetailBytes)
+            XCTAssertLessThanOrEqual(error.path.utf8.count, IntakeError.maxPathBytes)
+            XCTAssertTrue(error.reason.hasPrefix("invalid: unknown field ") && error.reason.hasSuffix("…"), String(error.reason.prefix(40)))
+        }
+    }
+
     func testRoundTripThroughJSON() throws {
         let r = Receipt(notificationID: UUID(), token: "tok", app: "a", platform: .android, kind: .opened,
                         at: Date(timeIntervalSince1970: 1_790_000_000.123456))

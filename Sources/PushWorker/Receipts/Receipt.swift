@@ -49,10 +49,12 @@ public struct ReceiptError: Error, Equatable, CustomStringConvertible {
     public var code: IntakeReason
     /// The JSON path of the offending field; `$` for the whole message.
     public var path: String
+    /// `reason` and `path` are cut as an intake rejection's are (they can
+    /// hold a key the producer chose, of any length).
     public init(_ reason: String, code: IntakeReason = .invalidValue, path: String = "$") {
-        self.reason = reason
+        self.reason = BoundedText.cut(reason, maxBytes: IntakeError.maxDetailBytes)
         self.code = code
-        self.path = path
+        self.path = BoundedText.cut(path, maxBytes: IntakeError.maxPathBytes)
     }
     public var description: String { reason }
 }
