@@ -40,7 +40,7 @@ extension BatchProcessor {
             notification.fcmTargets = needs.compactMap(\.item.fcmTarget)
             var headers = first.item.headers
             headers.firstFailureAt = headers.firstFailureAt ?? now
-            headers.lastError = needs.map(\.reason).joined(separator: ",")
+            headers.lastError = Self.reasonSummary(needs.map(\.reason))
             let status: DeliveryStatus
             switch decision {
             case .retry(let tier, let delay, let nextAttempt):
@@ -53,7 +53,7 @@ extension BatchProcessor {
                     origin: headers.origin, notificationID: notification.id))
             case .exhausted:
                 status = .deadLettered
-                headers.reason = "retries exhausted after attempt \(first.item.headers.attempt): \(headers.lastError ?? "")"
+                headers.reason = Self.exhausted(attempt: first.item.headers.attempt, headers.lastError ?? "")
                 outcome.outgoing.append(OutgoingMessage(
                     topic: topics.deadLetter, key: first.item.sourceKey,
                     value: notification.intakeJSON().encoded(), headers: headers.kafkaHeaders, label: "exhausted",
@@ -64,12 +64,40 @@ extension BatchProcessor {
             for need in needs {
                 outcome.deliveries.append(record(
                     need.item, status: status, reason: need.reason,
-                    // A dead letter's reason (what its pushfleet-reason header says) is in the ledger too.
+                    // A dead letter's reason is in the ledger too, with the row's own failure (the
+                    // message's pushfleet-reason header sums up all of them: a row's detail must not
+                    // hold every recipient's reason, which made 1,000 recipients' rows a million).
                     detail: status == .retrying ? "retry \(headers.attempt) due \(Timestamps.format(headers.dueAt ?? now))"
-                        : status == .deadLettered ? headers.reason : nil,
+                        : status == .deadLettered ? Self.exhausted(attempt: first.item.headers.attempt, need.reason) : nil,
                     at: now, attempts: need.attempts, providerStatus: need.providerStatus,
                     firstAttemptAt: need.firstAttemptAt, lastAttemptAt: need.lastAttemptAt))
             }
         }
+    }
+
+    /// `retries exhausted after attempt N: <reason>`.
+    static func exhausted(attempt: Int, _ reason: String) -> String {
+        "retries exhausted after attempt \(attempt): \(reason)"
+    }
+
+    /// The failures of one message's recipients for `pushfleet-last-error`:
+    /// each distinct reason once, in the order first seen, with `×n` when it
+    /// came more than once (`Transport(28) ×998,ServiceUnavailable ×2`), cut
+    /// to the header's budget. Linear in the recipients, and bounded.
+    static func reasonSummary(_ reasons: [String]) -> String {
+        var counts: [String: Int] = [:]
+        var order: [String] = []
+        for reason in reasons {
+            if counts[reason] == nil { order.append(reason) }
+            counts[reason, default: 0] += 1
+        }
+        var text = ""
+        for reason in order {
+            if text.utf8.count > RetryHeaders.maxLastErrorBytes { break }
+            if !text.isEmpty { text += "," }
+            let count = counts[reason] ?? 1
+            text += count > 1 ? "\(reason) ×\(count)" : reason
+        }
+        return BoundedText.cut(text, maxBytes: RetryHeaders.maxLastErrorBytes)
     }
 }
