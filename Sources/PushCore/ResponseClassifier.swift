@@ -118,19 +118,8 @@ public enum ResponseClassifier {
         }
     }
 
-    /// `Retry-After` as delta-seconds or an HTTP date.
+    /// `Retry-After` as delta-seconds or an HTTP date, at most an hour (`RetryAfter`).
     static func retryAfter(_ response: ProviderResponse, now: Date) -> Duration? {
-        guard let raw = response.header("retry-after")?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
-        if let seconds = Int(raw), seconds >= 0 { return .seconds(seconds) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        if let date = formatter.date(from: raw) {
-            // A date however far away (or NaN) must not trap: clamped before converting.
-            let seconds = date.timeIntervalSince(now).rounded(.up)
-            return .seconds(seconds > 0 ? Int(exactly: min(seconds, Double(Int32.max))) ?? 0 : 0)
-        }
-        return nil
+        RetryAfter.parse(response.header("retry-after"), now: now)
     }
 }

@@ -79,15 +79,8 @@ extension ProviderGuard {
 
     static let resendableCodes: Set<Int32> = [16, 18, 52, 55, 56, 92]
 
-    /// `Retry-After` as delta-seconds or an HTTP date.
+    /// `Retry-After` as delta-seconds or an HTTP date, at most an hour (`RetryAfter`).
     static func retryAfter(_ raw: String?, now: Date = Date()) -> Duration? {
-        guard let raw = raw?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
-        if let seconds = Int(raw), seconds >= 0 { return .seconds(seconds) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: raw) else { return nil }
-        return .seconds(max(0, Int(date.timeIntervalSince(now).rounded(.up))))
+        RetryAfter.parse(raw, now: now)
     }
 }

@@ -136,4 +136,24 @@ final class ClassificationTests: XCTestCase {
         XCTAssertEqual(ProviderReason(String(repeating: "a", count: 256)).rawValue.count, 256)
         XCTAssertEqual(ProviderReason(rawValue: String(repeating: "a", count: 257)).rawValue, String(repeating: "a", count: 253) + "…")
     }
+
+    /// A server's Retry-After is taken up to an hour: `9223372036854775807`
+    /// or a date in 9999 would pause an app's sends until the worker restarts.
+    func testRetryAfterIsReadAndAtMostAnHour() {
+        let now = Date(timeIntervalSince1970: 1_795_262_400)  // Sat, 21 Nov 2026 12:00:00 GMT
+        let cases: [(String?, Duration?)] = [
+            ("7", .seconds(7)), ("0", .seconds(0)), ("  12 ", .seconds(12)), ("3600", .seconds(3600)), ("3601", .seconds(3600)),
+            ("9223372036854775807", .seconds(3600)), ("99999999999999999999999999", .seconds(3600)),
+            ("Sat, 21 Nov 2026 12:01:30 GMT", .seconds(90)), ("Sat, 21 Nov 2026 11:00:00 GMT", .seconds(0)),
+            ("Fri, 31 Dec 9999 23:59:59 GMT", .seconds(3600)),
+            ("-5", nil), ("+5", nil), ("5s", nil), ("1.5", nil), ("soon", nil), ("", nil), (nil, nil),
+        ]
+        for (raw, expected) in cases {
+            XCTAssertEqual(RetryAfter.parse(raw, now: now), expected, raw ?? "nil")
+        }
+        XCTAssertEqual(fcm(429, fcmError(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED"), headers: [("retry-after", "9223372036854775807")]),
+                       .transient(reason: ProviderReason("QUOTA_EXCEEDED"), retryAfter: .seconds(RetryAfter.maxSeconds)))
+        XCTAssertEqual(apns(429, #"{"reason":"TooManyRequests"}"#, headers: [("retry-after", "86400")]),
+                       .transient(reason: ProviderReason("TooManyRequests"), retryAfter: .seconds(3600)))
+    }
 }
