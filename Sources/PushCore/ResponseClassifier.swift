@@ -5,13 +5,20 @@ import Foundation
 public enum ResponseClassifier {
     /// What `response` means. `now` only matters for a `Retry-After` given as an HTTP date.
     public static func classify(_ provider: Provider, _ response: ProviderResponse, now: Date = Date()) -> ProviderOutcome {
-        switch provider {
+        let outcome = switch provider {
         case .apns: classifyAPNs(response, now: now)
         case .fcm: classifyFCM(response, now: now)
         case .webpush: classifyWebPush(response, now: now)
         case .hms: classifyHMS(response, now: now)
         }
+        // The server's id of the message (apns-id, FCM's name, Push Kit's requestId,
+        // Web Push's Location) is kept on the delivery row: a few dozen bytes, or cut.
+        guard case .accepted(let id?) = outcome, id.utf8.count > maxProviderMessageIDBytes else { return outcome }
+        return .accepted(providerMessageID: BoundedText.cut(id, maxBytes: maxProviderMessageIDBytes))
     }
+
+    /// `provider_message_id` is at most this many UTF-8 bytes.
+    public static let maxProviderMessageIDBytes = 256
 
     /// FCM asks for at least a minute before retrying a quota error.
     public static let fcmQuotaMinimumRetryAfter: Duration = .seconds(60)
@@ -45,6 +52,9 @@ public enum ResponseClassifier {
                 default: break
                 }
             }
+            // Not in the future, and a number ("inf" and "nan" parse as Doubles): a later
+            // `since` would outrank every registration after it and keep the token dead.
+            since = since.flatMap { $0.timeIntervalSince1970.isFinite ? min($0, now) : nil }
             return .invalidToken(reason: reason, since: since)
         case 400 where apnsDeadTokenReasons.contains(reason.rawValue):
             return .invalidToken(reason: reason, since: nil)

@@ -156,4 +156,39 @@ final class ClassificationTests: XCTestCase {
         XCTAssertEqual(apns(429, #"{"reason":"TooManyRequests"}"#, headers: [("retry-after", "86400")]),
                        .transient(reason: ProviderReason("TooManyRequests"), retryAfter: .seconds(3600)))
     }
+
+    /// A 410's timestamp is never later than now, nor infinite: a `since` in the
+    /// future would outrank the device's later registrations and keep it dead.
+    func testAPNs410TimestampIsNotInTheFuture() {
+        let now = Date(timeIntervalSince1970: 1_795_262_400)
+        func since(_ timestamp: String) -> Date?? {
+            let outcome = ResponseClassifier.classify(.apns, ProviderResponse(
+                status: 410, headers: [], body: Array(#"{"reason":"Unregistered","timestamp":\#(timestamp)}"#.utf8)), now: now)
+            guard case .invalidToken(_, let since) = outcome else { return nil }
+            return .some(since)
+        }
+        XCTAssertEqual(since("1763726400000"), .some(Date(timeIntervalSince1970: 1_763_726_400)))
+        XCTAssertEqual(since("99999999999999"), .some(now), "the future is now")
+        XCTAssertEqual(since(#""99999999999999""#), .some(now))
+        XCTAssertEqual(since("1e300"), .some(now))
+        XCTAssertEqual(since(#""inf""#), .some(nil))
+        XCTAssertEqual(since(#""nan""#), .some(nil))
+        XCTAssertEqual(since(#""-inf""#), .some(nil))
+    }
+
+    /// The server's message id goes on the delivery row: at most 256 bytes.
+    func testAProviderMessageIDIsBounded() {
+        let long = String(repeating: "i", count: 60_000)
+        let outcomes: [ProviderOutcome] = [
+            apns(200, headers: [("apns-id", long)]),
+            fcm(200, #"{"name":"\#(long)"}"#),
+            ResponseClassifier.classify(.webpush, ProviderResponse(status: 201, headers: [("location", long)], body: [])),
+        ]
+        for outcome in outcomes {
+            guard case .accepted(let id?) = outcome else { XCTFail("\(outcome)"); continue }
+            XCTAssertEqual(id.utf8.count, ResponseClassifier.maxProviderMessageIDBytes)
+            XCTAssertTrue(id.hasSuffix("…"))
+        }
+        XCTAssertEqual(apns(200, headers: [("apns-id", "abc")]), .accepted(providerMessageID: "abc"))
+    }
 }
