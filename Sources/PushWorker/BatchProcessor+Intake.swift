@@ -34,6 +34,27 @@ extension BatchProcessor {
     /// The intake policy for a batch decoded now.
     func intakePolicy() -> IntakePolicy { intake.policy(now: Date()) }
 
+    /// A notification from intake or from a retry topic. A retry's created_at
+    /// was in the window when intake took it, and ages while it waits: one
+    /// created just inside the window, or read after an outage, would be
+    /// refused on its retry tier and leave its rows `retrying` for good.
+    /// So on a retry topic a created_at older than the window is taken, and
+    /// the notification expires where the window ends (its rows end `expired`,
+    /// nothing is sent: FCM stores nothing longer either). Too far in the
+    /// future is still refused.
+    static func decode(_ bytes: [UInt8], policy: IntakePolicy, retry: Bool) -> Result<PushNotification, IntakeError> {
+        let decoded = PushNotification.decode(bytes, policy: policy)
+        guard retry, case .failure(let error) = decoded, error.reason == .createdAtOutOfWindow,
+              error.issues.allSatisfy({ $0.code == .createdAtOutOfWindow }) else { return decoded }
+        var aged = policy
+        aged.maxAge = .infinity
+        guard case .success(var notification) = PushNotification.decode(bytes, policy: aged),
+              notification.createdAt < policy.now.addingTimeInterval(-policy.maxAge) else { return decoded }
+        let windowEnd = notification.createdAt.addingTimeInterval(policy.maxAge)
+        notification.expiresAt = min(notification.expiresAt ?? windowEnd, windowEnd)
+        return .success(notification)
+    }
+
     /// The message's Kafka timestamp as the enqueue time, when it lies in the
     /// accepted window: a producer can set CreateTime to anything, and it
     /// must not reach `deliveries.enqueued_at` or a histogram unchecked.

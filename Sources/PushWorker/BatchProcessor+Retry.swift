@@ -33,33 +33,32 @@ extension BatchProcessor {
                 attempt: attempt, retryAfter: retryAfter,
                 expiresAt: first.item.notification.expiresAt, now: now, jitter: Double.random(in: 0..<1))
             if key.notSent, case .retry(let tier, let delay, _) = decision { decision = .retry(tier: tier, delay: delay, attempt: attempt) }
-            var notification = first.item.notification
-            // Only the failed recipients go again: devices (user ids come back resolved) and FCM targets.
-            notification.recipients = needs.filter { $0.item.fcmTarget == nil }.map(\.item.recipient)
-            notification.userRecipients = []
-            notification.fcmTargets = needs.compactMap(\.item.fcmTarget)
             var headers = first.item.headers
             headers.firstFailureAt = headers.firstFailureAt ?? now
-            headers.lastError = Self.reasonSummary(needs.map(\.reason))
             let status: DeliveryStatus
+            var destination: (topic: String, label: String)?
             switch decision {
             case .retry(let tier, let delay, let nextAttempt):
                 status = .retrying
                 headers.attempt = nextAttempt
                 headers.dueAt = now.addingTimeInterval(delay.seconds)
-                outcome.outgoing.append(OutgoingMessage(
-                    topic: topics.retryTopic(for: tier), key: first.item.sourceKey,
-                    value: notification.intakeJSON().encoded(), headers: headers.kafkaHeaders, label: tier.name,
-                    origin: headers.origin, notificationID: notification.id))
+                destination = (topics.retryTopic(for: tier), tier.name)
             case .exhausted:
                 status = .deadLettered
-                headers.reason = Self.exhausted(attempt: first.item.headers.attempt, headers.lastError ?? "")
-                outcome.outgoing.append(OutgoingMessage(
-                    topic: topics.deadLetter, key: first.item.sourceKey,
-                    value: notification.intakeJSON().encoded(), headers: headers.kafkaHeaders, label: "exhausted",
-                    origin: headers.origin, notificationID: notification.id))
+                destination = (topics.deadLetter, "exhausted")
             case .expired:
                 status = .expired
+            }
+            if let destination {
+                // Only the failed recipients go again, in messages intake takes again.
+                for chunk in Self.retryMessages(needs, of: first.item.notification) {
+                    var chunkHeaders = headers
+                    chunkHeaders.lastError = Self.reasonSummary(chunk.needs.map(\.reason))
+                    if status == .deadLettered { chunkHeaders.reason = Self.exhausted(attempt: attempt, chunkHeaders.lastError ?? "") }
+                    outcome.outgoing.append(OutgoingMessage(
+                        topic: destination.topic, key: first.item.sourceKey, value: chunk.value, headers: chunkHeaders.kafkaHeaders,
+                        label: destination.label, origin: chunkHeaders.origin, notificationID: first.item.notification.id))
+                }
             }
             for need in needs {
                 outcome.deliveries.append(record(
@@ -68,11 +67,42 @@ extension BatchProcessor {
                     // message's pushfleet-reason header sums up all of them: a row's detail must not
                     // hold every recipient's reason, which made 1,000 recipients' rows a million).
                     detail: status == .retrying ? "retry \(headers.attempt) due \(Timestamps.format(headers.dueAt ?? now))"
-                        : status == .deadLettered ? Self.exhausted(attempt: first.item.headers.attempt, need.reason) : nil,
+                        : status == .deadLettered ? Self.exhausted(attempt: attempt, need.reason) : nil,
                     at: now, attempts: need.attempts, providerStatus: need.providerStatus,
                     firstAttemptAt: need.firstAttemptAt, lastAttemptAt: need.lastAttemptAt))
             }
         }
+    }
+
+    /// The failed recipients of one consumed message as the retry (or dead-letter)
+    /// messages that carry them: the notification with only those recipients (user
+    /// ids come back resolved to devices, FCM targets as targets), in as many
+    /// messages as intake's limits need. A user id can resolve to any number of
+    /// devices, and to longer ones than it was, so one message could otherwise
+    /// hold more than `maxRecipients` recipients or `maxMessageBytes` bytes, and
+    /// be refused when its retry is read: its rows would stay `retrying`. At most
+    /// `maxRecipients` each, halved until a message fits (one recipient always
+    /// goes alone, fitting or not: intake then says why).
+    static func retryMessages(_ needs: [RetryNeed], of source: PushNotification) -> [(needs: ArraySlice<RetryNeed>, value: [UInt8])] {
+        var messages: [(needs: ArraySlice<RetryNeed>, value: [UInt8])] = []
+        func emit(_ slice: ArraySlice<RetryNeed>) {
+            var notification = source
+            notification.recipients = slice.filter { $0.item.fcmTarget == nil }.map(\.item.recipient)
+            notification.userRecipients = []
+            notification.fcmTargets = slice.compactMap(\.item.fcmTarget)
+            let value = notification.intakeJSON().encoded()
+            if value.count > IntakeLimits.maxMessageBytes, slice.count > 1 {
+                let middle = slice.startIndex + slice.count / 2
+                emit(slice[..<middle])
+                emit(slice[middle...])
+            } else {
+                messages.append((slice, value))
+            }
+        }
+        for start in stride(from: needs.startIndex, to: needs.endIndex, by: IntakeLimits.maxRecipients) {
+            emit(needs[start..<min(start + IntakeLimits.maxRecipients, needs.endIndex)])
+        }
+        return messages
     }
 
     /// `retries exhausted after attempt N: <reason>`.

@@ -112,13 +112,13 @@ final class BatchProcessor: Sendable {
                 }
                 continue
             }
-            switch PushNotification.decode(message.value, policy: policy) {
+            let tier = topics.retries.first { $0.topic == message.topic }?.tier.name
+            switch Self.decode(message.value, policy: policy, retry: tier != nil) {
             case .failure(let error): reject(message, error, headers: headers, into: &outcome)
             case .success(let notification):
                 if outcome.origins[notification.id] == nil { outcome.origins[notification.id] = MessageOrigin(message) }
                 decoded.append(WorkItem.Source(notification: notification, enqueuedAt: enqueueTime(of: message, policy),
-                                               headers: headers, sourceKey: message.key,
-                                               tier: topics.retries.first { $0.topic == message.topic }?.tier.name))
+                                               headers: headers, sourceKey: message.key, tier: tier))
             }
         }
         // User ids → valid devices: one query for the whole batch.

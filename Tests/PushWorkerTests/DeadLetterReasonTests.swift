@@ -60,6 +60,7 @@ final class DeadLetterReasonTests: XCTestCase {
         let text = outcome.deliveries.reduce(0) { $0 + ($1.detail?.utf8.count ?? 0) }
         XCTAssertLessThan(text, 1_000 * 100, "a row's detail is about its own recipient")
         try await store.write(outcome)
+        try await stack.close()
     }
 
     func testTheReasonSummaryIsLinearAndBounded() {
