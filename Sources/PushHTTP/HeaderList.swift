@@ -11,11 +11,10 @@ struct HeaderList {
     /// The first node; `nil` never happens (there is always `Expect:`).
     let head: UnsafeMutablePointer<curl_slist>
     private let storage: UnsafeMutableRawPointer
-
-    /// Whether `text` can be one header line's name or value: no CR, LF or NUL.
-    static func isSafe(_ text: String) -> Bool {
-        !text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
-    }
+    /// False when a header's name or value holds CR, LF or NUL: libcurl would
+    /// split the line there (a header nobody asked for) or end it (a cut one).
+    /// Checked as the bytes are copied, so a request pays no second pass.
+    let isSendable: Bool
 
     init(_ headers: [(name: String, value: String)]) {
         var hasContentType = false
@@ -49,8 +48,10 @@ struct HeaderList {
             (nodes + index).initialize(to: curl_slist(data: UnsafeMutableRawPointer(line).assumingMemoryBound(to: CChar.self), next: next))
             index += 1
         }
+        var sendable = true
         func write(_ bytes: UnsafeBufferPointer<UInt8>) {
             guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+            for byte in bytes where byte <= 0x0D && (byte == 0x0D || byte == 0x0A || byte == 0) { sendable = false }
             text.update(from: base, count: bytes.count)
             text += bytes.count
         }
@@ -82,6 +83,7 @@ struct HeaderList {
             addNode(line)
         }
         head = nodes
+        isSendable = sendable
     }
 
     func deallocate() { storage.deallocate() }

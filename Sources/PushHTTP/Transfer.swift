@@ -163,13 +163,15 @@ final class Transfer: @unchecked Sendable {
     }
 
     private func configureHeaders(_ easy: CurlEasyHandle) throws(HTTPError) {
+        headerList?.deallocate()
+        headerList = nil
+        let list = HeaderList(request.headers)
         // libcurl splits a header line at CR or LF and ends it at NUL, so such a
         // byte would send a header nobody asked for, or a cut one: not sent at all.
-        for header in request.headers where !HeaderList.isSafe(header.name) || !HeaderList.isSafe(header.value) {
-            throw HTTPError.setup(code: 0, "header \(header.name.debugDescription.prefix(80)) has a CR, LF or NUL byte; not sent")
+        guard list.isSendable else {
+            list.deallocate()
+            throw HTTPError.setup(code: 0, "a header name or value has a CR, LF or NUL byte; not sent")
         }
-        headerList?.deallocate()
-        let list = HeaderList(request.headers)
         headerList = list
         try easy.set(CURLOPT_HTTPHEADER, pointer: UnsafeRawPointer(list.head))
     }
