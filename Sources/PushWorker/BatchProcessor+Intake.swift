@@ -40,20 +40,24 @@ extension BatchProcessor {
     /// refused on its retry tier and leave its rows `retrying` for good.
     /// So on a retry topic a created_at older than the window is taken, and
     /// the notification expires where the window ends (its rows end `expired`,
-    /// nothing is sent: FCM stores nothing longer either). Too far in the
-    /// future is still refused.
+    /// nothing is sent: FCM stores nothing longer either). Older than a year
+    /// (past any retry topic's retention) or too far in the future is still
+    /// refused.
     static func decode(_ bytes: [UInt8], policy: IntakePolicy, retry: Bool) -> Result<PushNotification, IntakeError> {
         let decoded = PushNotification.decode(bytes, policy: policy)
         guard retry, case .failure(let error) = decoded, error.reason == .createdAtOutOfWindow,
               error.issues.allSatisfy({ $0.code == .createdAtOutOfWindow }) else { return decoded }
         var aged = policy
-        aged.maxAge = .infinity
+        aged.maxAge = max(policy.maxAge, Self.maxRetryAge)
         guard case .success(var notification) = PushNotification.decode(bytes, policy: aged),
               notification.createdAt < policy.now.addingTimeInterval(-policy.maxAge) else { return decoded }
         let windowEnd = notification.createdAt.addingTimeInterval(policy.maxAge)
         notification.expiresAt = min(notification.expiresAt ?? windowEnd, windowEnd)
         return .success(notification)
     }
+
+    /// How old a retry's created_at may be: a year.
+    static let maxRetryAge: TimeInterval = 366 * 86_400
 
     /// The message's Kafka timestamp as the enqueue time, when it lies in the
     /// accepted window: a producer can set CreateTime to anything, and it

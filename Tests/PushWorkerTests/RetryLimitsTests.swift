@@ -54,7 +54,8 @@ final class RetryLimitsTests: XCTestCase {
 
     /// A retry whose created_at left the 28-day window while it waited expires
     /// (rows `expired`, nothing sent); the same message on the intake topic is
-    /// refused, and a created_at too far in the future is refused on both.
+    /// refused, and a created_at too far in the future, or over a year old, is
+    /// refused on a retry tier too.
     func testARetryThatAgedOutOfTheWindowExpires() async throws {
         let stack = try await DeliverySemanticsTests.stack()
         let store = OutcomeStore(pool: stack.pool, logger: AnalyticsDatabase.logger)
@@ -68,11 +69,13 @@ final class RetryLimitsTests: XCTestCase {
             DeliverySemanticsTests.message(createdAt: aged, tokens: [token], offset: 1, topic: "push.notifications"),
             DeliverySemanticsTests.message(createdAt: Date().addingTimeInterval(7_200), tokens: [token], offset: 2,
                                            topic: "push.retry.5s", headers: retry.kafkaHeaders),
+            DeliverySemanticsTests.message(createdAt: Date().addingTimeInterval(-400 * 86_400), tokens: [token], offset: 3,
+                                           topic: "push.retry.5s", headers: retry.kafkaHeaders),
         ])
         XCTAssertEqual(outcome.deliveries.map(\.status), [.expired])
         XCTAssertEqual(outcome.deliveries.first?.key.token, token)
-        XCTAssertEqual(outcome.rejections.map(\.kind), ["created_at_out_of_window", "created_at_out_of_window"])
-        XCTAssertEqual(outcome.rejections.map(\.offset), [1, 2])
+        XCTAssertEqual(outcome.rejections.map(\.kind), ["created_at_out_of_window", "created_at_out_of_window", "created_at_out_of_window"])
+        XCTAssertEqual(outcome.rejections.map(\.offset), [1, 2, 3], "intake's window on intake; on a retry tier a year back")
         XCTAssertEqual(stack.apnsRequests, 0, "nothing sent")
         try await store.write(outcome)
         try await stack.close()
