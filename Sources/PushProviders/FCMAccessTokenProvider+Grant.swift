@@ -43,7 +43,9 @@ extension FCMAccessTokenProvider {
         guard ProviderHeaders.isBearerToken(token.accessToken) else {
             throw ProviderError.invalidTokenResponse(ProviderHeaders.notABearerToken)
         }
-        return (token.accessToken, Double(max(60, token.expiresIn ?? 3600)))
+        // Google says 3600; anything tiny counts as a minute, anything past a day as a day
+        // (as Push Kit's): a token server's huge expires_in must not pin one token for good.
+        return (token.accessToken, Double(min(max(60, token.expiresIn ?? 3600), 86_400)))
     }
 }
 
