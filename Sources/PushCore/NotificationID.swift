@@ -17,7 +17,7 @@ public enum NotificationID {
         let seconds = date.timeIntervalSince1970
         // Total for any Double: NaN and negatives give 0, huge values wrap in 48 bits.
         let milliseconds: UInt64 = seconds.isFinite && seconds > 0
-            ? UInt64(min(seconds * 1000, 0x1p63).rounded(.down)) & 0xFFFF_FFFF_FFFF
+            ? (UInt64(exactly: min(seconds * 1000, 0x1p63).rounded(.down)) ?? 0) & 0xFFFF_FFFF_FFFF
             : 0
         let random = generator.next()
         let high = milliseconds << 16 | 0x7000 | (random & 0x0FFF)

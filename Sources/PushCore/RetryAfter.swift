@@ -26,6 +26,6 @@ public enum RetryAfter {
         // Clamped before converting: no date however far away (or NaN) can trap.
         let seconds = date.timeIntervalSince(now).rounded(.up)
         guard seconds > 0 else { return .seconds(0) }
-        return .seconds(seconds >= Double(maxSeconds) ? maxSeconds : Int(seconds))
+        return .seconds(seconds >= Double(maxSeconds) ? maxSeconds : Int(exactly: seconds) ?? maxSeconds)
     }
 }
