@@ -60,7 +60,7 @@ extension APNsClient {
             tokens.invalidate(ifCurrent: token)
             return nil
         case (429, "TooManyProviderTokenUpdates"?):
-            let backoff = ProviderGuard.retryAfter(response.header("retry-after")) ?? tokenUpdateBackoffInterval
+            let backoff = RetryAfter.parse(response.header("retry-after"), now: Date()) ?? tokenUpdateBackoffInterval
             logger.warning("apns.provider token updates throttled; backing off", metadata: ["apns.backoff": "\(backoff)"])
             tokens.holdMinting(for: backoff)
             guardian.pause(for: backoff)

@@ -43,7 +43,7 @@ extension ProviderGuard {
     @inline(never)
     func noteAnswer(_ response: HTTPResponse) {
         if response.resends.total > 0 { noteLibcurlResends(response.resends) }
-        noteResponse(status: response.status, retryAfter: Self.retryAfter(response.header("retry-after")))
+        noteResponse(status: response.status, retryAfter: RetryAfter.parse(response.header("retry-after"), now: Date()))
     }
 
     /// Records a failed try and decides: answer (a cut-off 2xx), fail, or re-send.
@@ -78,9 +78,4 @@ extension ProviderGuard {
     }
 
     static let resendableCodes: Set<Int32> = [16, 18, 52, 55, 56, 92]
-
-    /// `Retry-After` as delta-seconds or an HTTP date, at most an hour (`RetryAfter`).
-    static func retryAfter(_ raw: String?, now: Date = Date()) -> Duration? {
-        RetryAfter.parse(raw, now: now)
-    }
 }
