@@ -51,6 +51,8 @@ final class BatchProcessor: Sendable {
             let enqueuedAt: Date?
             /// Retry state carried by the message this came from.
             let headers: RetryHeaders
+            /// The message's Kafka key, which its retries and dead letters keep; nil
+            /// when it had none or one over `maxSourceKeyBytes`.
             let sourceKey: [UInt8]?
             /// The retry tier the message came from; nil from the intake topic.
             let tier: String?
@@ -60,8 +62,14 @@ final class BatchProcessor: Sendable {
                 self.notification = notification
                 self.enqueuedAt = enqueuedAt
                 self.headers = headers
-                self.sourceKey = sourceKey
+                // A producer keys by recipient (a token or endpoint, at most 2,048 bytes). A key
+                // near the producer's message.max.bytes would make every retry of the message too
+                // big to produce, and its deliveries dead letters on their first transient failure.
+                self.sourceKey = sourceKey.flatMap { $0.count <= Self.maxSourceKeyBytes ? $0 : nil }
             }
+
+            /// The longest key a retry or dead letter keeps (a recipient is at most 2,048 bytes).
+            static let maxSourceKeyBytes = 4_096
         }
 
         let source: Source

@@ -80,4 +80,25 @@ final class RetryLimitsTests: XCTestCase {
         try await store.write(outcome)
         try await stack.close()
     }
+
+    /// A key near Kafka's message size would make every retry of its message
+    /// too big to produce: a retry keeps the key only up to 4,096 bytes.
+    func testAHugeKeyIsNotCopiedOntoRetries() async throws {
+        let stack = try await DeliverySemanticsTests.stack()
+        let store = OutcomeStore(pool: stack.pool, logger: AnalyticsDatabase.logger)
+        let (processor, _) = try stack.processor(store: store)
+        try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil))])
+        func message(key: [UInt8], offset: Int64) -> KafkaMessage {
+            let base = DeliverySemanticsTests.message(tokens: [String(format: "%064x", 0xEE10 + offset)], offset: offset)
+            return KafkaMessage(topic: base.topic, partition: base.partition, offset: base.offset, key: key, value: base.value)
+        }
+        let fine = Array(repeating: UInt8(ascii: "k"), count: 4_096)
+        let outcome = try await processor.process([
+            message(key: Array(repeating: UInt8(ascii: "k"), count: 900_000), offset: 0), message(key: fine, offset: 1),
+        ])
+        XCTAssertEqual(outcome.deliveries.map(\.status), [.retrying, .retrying])
+        XCTAssertEqual(outcome.outgoing.count, 2)
+        XCTAssertEqual(outcome.outgoing.map { $0.key?.count }, [nil, 4_096], "the huge key dropped, a recipient-sized one kept")
+        try await stack.close()
+    }
 }
