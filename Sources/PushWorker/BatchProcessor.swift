@@ -131,7 +131,7 @@ final class BatchProcessor: Sendable {
         }
         // User ids → valid devices: one query for the whole batch.
         let users = Set(decoded.flatMap { s in s.notification.userRecipients.map { AppUser(app: s.notification.app, userID: $0) } })
-        let devices = try await store.devices(of: users)
+        let (devices, overLimit) = try await store.devices(of: users)
         // The created_at each id's ledger rows are filed under (the first one seen).
         let (ledgerCreatedAt, knownIDs) = try await ledgerTimes(of: decoded)
         outcome.idsNewToLedger = Set(decoded.map(\.notification.id)).subtracting(knownIDs)
@@ -153,8 +153,16 @@ final class BatchProcessor: Sendable {
             for user in source.notification.userRecipients {
                 let userDevices = devices[AppUser(app: source.notification.app, userID: user)] ?? []
                 if userDevices.isEmpty {
-                    outcome.deliveries.append(noDeviceRecord(source.notification, user: user, createdAt: createdAt,
-                                                             enqueuedAt: source.enqueuedAt, at: now))
+                    outcome.deliveries.append(userRecord(source.notification, user: user, reason: "NoValidDevices",
+                                                         detail: "no valid devices for user \(user) in app \(source.notification.app)",
+                                                         createdAt: createdAt, enqueuedAt: source.enqueuedAt, at: now))
+                } else if overLimit.contains(AppUser(app: source.notification.app, userID: user)) {
+                    let limit = OutcomeStore.maxDevicesPerUser
+                    outcome.deliveries.append(userRecord(
+                        source.notification, user: user, reason: "TooManyDevices",
+                        detail: "user \(user) has more than \(limit) valid devices in app \(source.notification.app); "
+                            + "sent to the \(limit) most recently registered",
+                        createdAt: createdAt, enqueuedAt: source.enqueuedAt, at: now))
                 }
                 found += userDevices.map { ($0.recipient, nil, $0.environment) }
             }
@@ -261,13 +269,16 @@ final class BatchProcessor: Sendable {
         }
     }
 
-    /// The final record of a user id with no valid device for the app: a
-    /// `rejected` row keyed `user:<id>`, platform `none`, so analysts see it.
-    private func noDeviceRecord(_ n: PushNotification, user: String, createdAt: Date, enqueuedAt: Date?, at now: Date) -> DeliveryRecord {
+    /// The final record of what a user id could not be sent to: a `rejected`
+    /// row keyed `user:<id>`, platform `none`, so analysts see it. No valid
+    /// device for the app (`NoValidDevices`), or more than a notification
+    /// goes to (`TooManyDevices`: the rest of them were not sent to).
+    private func userRecord(_ n: PushNotification, user: String, reason: String, detail: String, createdAt: Date,
+                            enqueuedAt: Date?, at now: Date) -> DeliveryRecord {
         DeliveryRecord(
             key: DeliveryKey(notificationID: n.id, token: "user:" + user, createdAt: createdAt), app: n.app, platform: nil,
-            status: .rejected, attempts: 0, providerStatus: nil, providerReason: "NoValidDevices", providerMessageID: nil,
-            detail: "no valid devices for user \(user) in app \(n.app)", enqueuedAt: enqueuedAt, finalAt: now)
+            status: .rejected, attempts: 0, providerStatus: nil, providerReason: reason, providerMessageID: nil,
+            detail: detail, enqueuedAt: enqueuedAt, finalAt: now)
     }
 
     private enum Precheck {

@@ -68,30 +68,49 @@ extension OutcomeStore {
     }
 
     /// The valid (not invalidated) devices of each (app, user id), in one query
-    /// for the whole batch. Pairs with no valid device are absent.
-    func devices(of users: Set<AppUser>) async throws -> [AppUser: [UserDevice]] {
-        guard !users.isEmpty else { return [:] }
+    /// for the whole batch; pairs with no valid device are absent. At most
+    /// `maxDevicesPerUser` a user (the most recently registered; the count
+    /// past them stops at one more), and the users that have more: the
+    /// registry takes any number of devices per user, and a notification to a
+    /// user with ten million would otherwise load them all into the worker,
+    /// which would run out of memory on that message, restart and read it again.
+    func devices(of users: Set<AppUser>) async throws -> (devices: [AppUser: [UserDevice]], overLimit: Set<AppUser>) {
+        guard !users.isEmpty else { return ([:], []) }
         let pairs = Array(users)
         let rows = try await pool.withConnection { connection in
             try await connection.query(
                 """
-                SELECT d.app AS a, d.user_id AS u, d.platform AS p, d.token AS t, d.environment AS e,
+                SELECT k.a AS a, k.u AS u, k.o AS o, d.platform AS p, d.token AS t, d.environment AS e,
                        d.web_p256dh AS k, d.web_auth AS s
-                FROM (SELECT DISTINCT a, u FROM unnest($1::text[], $2::text[]) AS x(a, u)) k
-                JOIN devices d ON d.app = k.a AND d.user_id = k.u AND d.invalidated_at IS NULL
-                ORDER BY d.app, d.user_id, d.platform, d.token
+                FROM (SELECT a, u, (SELECT count(*) FROM (
+                                        SELECT 1 FROM devices c
+                                         WHERE c.app = x.a AND c.user_id = x.u AND c.invalidated_at IS NULL
+                                         LIMIT $3 + 1) n) > $3 AS o
+                        FROM (SELECT DISTINCT a, u FROM unnest($1::text[], $2::text[]) AS y(a, u)) x) k
+                CROSS JOIN LATERAL (
+                    SELECT platform, token, environment, web_p256dh, web_auth FROM devices
+                     WHERE app = k.a AND user_id = k.u AND invalidated_at IS NULL
+                     ORDER BY registered_at DESC NULLS LAST, token
+                     LIMIT $3) d
+                ORDER BY k.a, k.u, d.platform, d.token
                 """,
-                [.textArray(pairs.map(\.app)), .textArray(pairs.map(\.userID))])
+                [.textArray(pairs.map(\.app)), .textArray(pairs.map(\.userID)), .int(Int64(Self.maxDevicesPerUser))])
         }
         var result: [AppUser: [UserDevice]] = [:]
+        var overLimit = Set<AppUser>()
         for row in rows.rows {
             guard let a = row["a"], let u = row["u"], let t = row["t"], let p = row["p"].flatMap(Platform.init(rawValue:)) else { continue }
             var device = UserDevice(token: t, platform: p, environment: row["e"] ?? "production")
             if p == .web, let k = row["k"], let s = row["s"] { device.webKeys = WebPushKeys(p256dh: k, auth: s) }
-            result[AppUser(app: a, userID: u), default: []].append(device)
+            let user = AppUser(app: a, userID: u)
+            result[user, default: []].append(device)
+            if row["o"] == "t" { overLimit.insert(user) }
         }
-        return result
+        return (result, overLimit)
     }
+
+    /// The most devices a notification to one user id is sent to.
+    static let maxDevicesPerUser = 1_000
 
     /// Applies registry messages with two batched statements. `registered_at`
     /// is the latest registration (what the APNs 410 rule compares against),

@@ -99,4 +99,39 @@ final class RecipientResolutionTests: XCTestCase {
         XCTAssertEqual(again.fcmTargets, [.topic("news")])
         XCTAssertEqual(again.recipients, [], "the synthetic key is never sent as a device token")
     }
+
+    /// A notification to a user goes to at most 1,000 of the user's devices,
+    /// the most recently registered; a `TooManyDevices` row says the rest were
+    /// not sent to. A user with exactly 1,000 gets no such row.
+    func testAUserIsSentToAtMostALimitOfDevicesAndTheRestAreRecorded() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        defer { Task { await pool.close() } }
+        let limit = OutcomeStore.maxDevicesPerUser
+        let now = Date()
+        func register(_ user: String, _ count: Int) -> [DeviceEvent] {
+            (0..<count).map { i in
+                DeviceEvent(app: Self.app, platform: .ios, token: "\(user)-\(String(format: "%05d", i))", userID: user,
+                            environment: "production", action: .register, at: now.addingTimeInterval(Double(i - count)))
+            }
+        }
+        try await OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger).write(BatchOutcome(
+            deviceUpdates: register("many", limit + 3) + register("exact", limit)))
+        let id = UUID()
+        let outcome = try await Self.processor(pool).process([
+            Self.message(Self.notification(id: id, recipients: #"{"user_id": "many"}, {"user_id": "exact"}"#), offset: 0),
+        ])
+        let tokens = outcome.deliveries.map(\.key.token)
+        let many = tokens.filter { $0.hasPrefix("many-") }
+        XCTAssertEqual(many.count, limit)
+        XCTAssertEqual(Set(many), Set((3..<(limit + 3)).map { "many-\(String(format: "%05d", $0))" }), "the most recently registered")
+        XCTAssertEqual(tokens.filter { $0.hasPrefix("exact-") }.count, limit)
+        let over = outcome.deliveries.filter { $0.key.token.hasPrefix("user:") }
+        XCTAssertEqual(over.map(\.key.token), ["user:many"])
+        XCTAssertEqual(over.first?.status, .rejected)
+        XCTAssertEqual(over.first?.providerReason, "TooManyDevices")
+        XCTAssertEqual(over.first?.detail,
+                       "user many has more than \(limit) valid devices in app \(Self.app); sent to the \(limit) most recently registered")
+        try await OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger).write(outcome)
+    }
 }

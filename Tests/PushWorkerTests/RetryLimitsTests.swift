@@ -10,22 +10,22 @@ import XCTest
 /// user id resolved to more devices than a message may name, and a
 /// created_at that aged out of the window while the retry waited.
 final class RetryLimitsTests: XCTestCase {
-    /// 1,500 devices of one user, every send failing: the retry messages name
-    /// at most 1,000 recipients each, each decodes, and together they name
-    /// every device once.
+    /// 1,500 devices of two users (750 each: a user is sent to at most 1,000),
+    /// every send failing: the retry messages name at most 1,000 recipients
+    /// each, each decodes, and together they name every device once.
     func testAUserResolvedPastTheRecipientLimitRetriesInMessagesIntakeTakes() async throws {
         let stack = try await DeliverySemanticsTests.stack()
         let store = OutcomeStore(pool: stack.pool, logger: AnalyticsDatabase.logger)
         let tokens = (0..<1_500).map { String(format: "%064x", 0xCD00_0000 + $0) }
-        try await store.write(BatchOutcome(deviceUpdates: tokens.map {
-            DeviceEvent(app: DeliverySemanticsTests.app, platform: .ios, token: $0, userID: "crowd", environment: "production",
-                        action: .register, at: Date().addingTimeInterval(-60))
+        try await store.write(BatchOutcome(deviceUpdates: tokens.enumerated().map {
+            DeviceEvent(app: DeliverySemanticsTests.app, platform: .ios, token: $0.element, userID: $0.offset < 750 ? "crowd-a" : "crowd-b",
+                        environment: "production", action: .register, at: Date().addingTimeInterval(-60))
         }))
         let (processor, _) = try stack.processor(store: store)
         try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil))])
         let json = """
             {"schema_version": 1, "id": "\(UUID().uuidString.lowercased())", "app": "\(DeliverySemanticsTests.app)",
-             "created_at": "\(Timestamps.format(Date()))", "recipients": [{"user_id": "crowd"}], "alert": {"title": "t", "body": "b"}}
+             "created_at": "\(Timestamps.format(Date()))", "recipients": [{"user_id": "crowd-a"}, {"user_id": "crowd-b"}], "alert": {"title": "t", "body": "b"}}
             """
         let outcome = try await processor.process([
             KafkaMessage(topic: "push.notifications", partition: 0, offset: 0, key: nil, value: Array(json.utf8)),
