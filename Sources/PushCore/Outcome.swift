@@ -5,8 +5,8 @@ import Foundation
 public struct ProviderReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: String
     /// `rawValue`, cut to `maxBytes`.
-    public init(rawValue: String) { self.rawValue = Self.bounded(rawValue) }
-    public init(_ rawValue: String) { self.rawValue = Self.bounded(rawValue) }
+    public init(rawValue: String) { self.rawValue = BoundedText.cut(rawValue, maxBytes: Self.maxBytes) }
+    public init(_ rawValue: String) { self.init(rawValue: rawValue) }
     public var description: String { rawValue }
 
     /// A reason is at most this many UTF-8 bytes. The providers' reasons are
@@ -16,12 +16,6 @@ public struct ProviderReason: RawRepresentable, Hashable, Sendable, CustomString
     /// `delivery_attempt_log_utc_hour_idx`, and PostgreSQL refuses an index
     /// entry over 2704 bytes.
     public static let maxBytes = 256
-
-    /// `text` cut on a scalar boundary to at most `maxBytes` bytes, ending in
-    /// `…` when it was cut.
-    static func bounded(_ text: String) -> String {
-        BoundedText.cut(text, maxBytes: maxBytes)
-    }
 }
 
 /// What one provider response means for the delivery.

@@ -78,8 +78,7 @@ extension FieldReader {
                 }
             case "topic":
                 sub.rejectUnknown(allowed: Self.topicRecipientFields)
-                // At most 1024 bytes, as a condition: `topic:<name>` is the delivery's ledger key.
-                if let topic = sub.nonEmptyString("topic", maxBytes: 1024) {
+                if let topic = sub.nonEmptyString("topic", maxBytes: IntakeLimits.maxFCMTargetBytes) {
                     if topic.hasPrefix("/topics/") {
                         sub.fail("topic", "give the bare topic name, without the /topics/ prefix")
                     } else if !FCMTranslator.isValidTopicName(topic) {
@@ -96,7 +95,7 @@ extension FieldReader {
                 }
             default:
                 sub.rejectUnknown(allowed: Self.conditionRecipientFields)
-                if let condition = sub.nonEmptyString("condition", maxBytes: 1024) {
+                if let condition = sub.nonEmptyString("condition", maxBytes: IntakeLimits.maxFCMTargetBytes) {
                     let topics = FCMTranslator.conditionTopicCount(condition)
                     if topics == 0 {
                         sub.fail("condition", "must name at least one topic ('name' in topics)")

@@ -101,6 +101,9 @@ public enum IntakeLimits {
     public static let maxTokenBytes = 2048
     /// 256 KiB: larger messages are refused (`too_large`) before parsing.
     public static let maxMessageBytes = 256 * 1024
+    /// An FCM topic name or condition: `topic:<name>` and `condition:<expression>`
+    /// are ledger keys, so they are bounded like a token.
+    public static let maxFCMTargetBytes = 1024
     /// FCM: a condition may combine at most five topics.
     public static let maxConditionTopics = 5
     /// 28 days, FCM's longest storage (`android.ttl`): the most `ttl_seconds`

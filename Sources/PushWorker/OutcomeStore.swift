@@ -230,7 +230,7 @@ final class OutcomeStore: Sendable {
     }
 
     /// A rejection's app is the producer's text, read before it was checked:
-    /// kept to the 255 characters an app may have, not the 200 KB a refused
+    /// kept to the 255 bytes an app may have, not the 200 KB a refused
     /// message may carry.
     static func rejectionApp(_ app: String?) -> String? {
         app.map { BoundedText.cut($0, maxBytes: IntakeLimits.maxAppLength).storableText }
