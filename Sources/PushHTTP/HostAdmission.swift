@@ -26,9 +26,14 @@ struct HostAdmission {
 
         /// How many transfers curl may have now.
         func room(_ limit: Int) -> Int { held ? 0 : (settled > 0 ? limit : 1) }
+
+        /// Nothing in curl, nothing waiting, no connection: the same as no entry.
+        var isIdle: Bool { inFlight == 0 && settled == 0 && queue.isEmpty }
     }
 
     let limit: Int
+    /// Hosts with transfers or connections; an idle one is dropped (Web Push
+    /// endpoints name hosts without end, and each must not stay forever).
     private var hosts: [String: Host] = [:]
 
     init(limit: Int) { self.limit = max(1, limit) }
@@ -58,13 +63,19 @@ struct HostAdmission {
 
     /// A transfer for `host` left curl: the next waiting one, now admitted.
     mutating func release(_ host: String) -> Transfer? {
-        Self.release(&hosts[host, default: Host()])
+        var idle = false
+        let next = Self.release(&hosts[host, default: Host()], idle: &idle)
+        if idle { hosts[host] = nil }
+        return next
     }
 
-    private static func release(_ state: inout Host) -> Transfer? {
+    private static func release(_ state: inout Host, idle: inout Bool) -> Transfer? {
         if let next = state.queue.popFirst() { return next }  // takes over the released slot
         state.inFlight = max(0, state.inFlight - 1)
-        if state.inFlight == 0 { state.held = false }
+        if state.inFlight == 0 {
+            state.held = false
+            idle = state.isIdle
+        }
         return nil
     }
 
@@ -85,6 +96,7 @@ struct HostAdmission {
     mutating func connectionsChanged(_ host: String, settled: Int) {
         hosts[host, default: Host()].settled = settled
         hosts[host, default: Host()].held = false
+        if hosts[host]?.isIdle == true { hosts[host] = nil }
     }
 
     /// The next waiting transfer of `host` that may go to curl now, counted.
@@ -102,7 +114,9 @@ struct HostAdmission {
     /// Removes a waiting transfer (cancellation); false if it was not waiting.
     mutating func removeWaiting(_ transfer: Transfer) -> Bool {
         guard hosts[transfer.hostKey] != nil else { return false }
-        return hosts[transfer.hostKey, default: Host()].queue.remove(transfer)
+        let removed = hosts[transfer.hostKey, default: Host()].queue.remove(transfer)
+        if hosts[transfer.hostKey]?.isIdle == true { hosts[transfer.hostKey] = nil }
+        return removed
     }
 
     /// Everything still waiting (at shutdown).
@@ -117,6 +131,9 @@ struct HostAdmission {
 
     /// Transfers of `host` in curl now (tests).
     func inFlight(_ host: String) -> Int { hosts[host]?.inFlight ?? 0 }
+
+    /// Hosts with an entry (tests).
+    var hostCount: Int { hosts.count }
 }
 
 /// A first-in first-out queue with O(1) amortised pop.

@@ -127,27 +127,54 @@ public final class WebPushClient: Sendable {
         return ProviderResponse(status: response.status, headers: response.headers, body: response.body)
     }
 
-    /// The guard of the URL's origin, made on first use.
+    /// The guard of the URL's push service, made on first use: the
+    /// `allowedHosts` entry its host is under (every `*.notify.windows.com`
+    /// endpoint shares one, whatever its port), so a producer's endpoints can
+    /// make no more guards than the list has entries. With no list, one per
+    /// origin, at most `maxUnlistedServices` of them: past that, guards whose
+    /// circuit is closed are dropped (a request holding one still finishes).
     private func guardFor(url: String) throws -> ProviderGuard {
         let origin: String
         switch WebPushEndpointRules.origin(of: url) {
         case .success(let o): origin = o
         case .failure(let problem): throw ProviderError.invalidConfiguration("endpoint", problem.reason)
         }
-        if let existing = guards.withLock({ $0[origin] }) { return existing }
+        let service = serviceKey(origin: origin)
+        if let existing = guards.withLock({ $0[service] }) { return existing }
         var serviceLogger = logger
-        serviceLogger[metadataKey: "webpush.origin"] = "\(origin)"
-        let made = try ProviderGuard(host: origin, policy: policy, logger: serviceLogger)
+        serviceLogger[metadataKey: "webpush.service"] = "\(service)"
+        let made = try ProviderGuard(host: service, policy: policy, logger: serviceLogger)
         return guards.withLock { guards in
-            if let existing = guards[origin] { return existing }
-            guards[origin] = made
+            if let existing = guards[service] { return existing }
+            if guards.count >= Self.maxUnlistedServices {
+                for (key, idle) in guards where idle.isAcceptingWork { guards[key] = nil }
+            }
+            guards[service] = made
             return made
         }
     }
 
-    /// Counters per push service origin, for metrics.
-    /// Keyed by the origin without `https://` (`updates.push.services.mozilla.com`):
-    /// metric labels keep 40 characters, and Firefox's origin with its scheme is 41.
+    /// The most guards kept for origins when no allow-list bounds them.
+    static let maxUnlistedServices = 1_024
+
+    /// `https://` and the allow-list entry `origin`'s host is under, or the
+    /// origin itself when there is no list (or, for an endpoint `seal` did
+    /// not check, no entry matches).
+    private func serviceKey(origin: String) -> String {
+        guard let allowedHosts else { return origin }
+        var host = Substring(origin.dropFirst("https://".count))
+        if host.hasPrefix("[") {
+            host = host[..<(host.firstIndex(of: "]").map { host.index(after: $0) } ?? host.endIndex)]
+        } else if let colon = host.firstIndex(of: ":") {
+            host = host[..<colon]
+        }
+        let entry = allowedHosts.first { WebPushClientConfiguration.admits(host: String(host), allowed: [$0]) }
+        return entry.map { "https://" + $0.lowercased() } ?? origin
+    }
+
+    /// Counters per push service, for metrics: keyed by its allow-list entry
+    /// (or origin) without `https://` (`push.services.mozilla.com`): metric
+    /// labels keep 40 characters.
     public func stats() -> [(host: String, stats: ProviderClientStats)] {
         guards.withLock { $0.map { (String($0.key.dropFirst("https://".count)), $0.value) } }
             .sorted { $0.0 < $1.0 }.map { ($0.0, $0.1.snapshot()) }

@@ -65,4 +65,44 @@ struct HostAdmissionTests {
         let again = admission.admitWaiting(Self.host)
         #expect(again === only)
     }
+
+    @Test("a host with nothing in curl, nothing waiting and no connection leaves no entry")
+    func idleHostsAreForgotten() {
+        var admission = HostAdmission(limit: 10)
+        // 1,000 hosts (Web Push endpoints on new subdomains), each used once.
+        var kept: [Int] = []
+        for n in 0..<1_000 {
+            let host = "https://wns\(n).notify.windows.com"
+            let admitted = admission.tryAdmit(host)
+            admission.connectionsChanged(host, settled: 1)  // its connection answered
+            let next = admission.release(host)
+            kept.append(admission.hostCount)  // 1: kept while its connection is open
+            admission.connectionsChanged(host, settled: 0)  // the connection closed
+            if !admitted || next != nil { Issue.record("host \(n): admitted \(admitted), next \(String(describing: next))") }
+        }
+        #expect(kept == Array(repeating: 1, count: 1_000))
+        #expect(admission.hostCount == 0)
+        // Kept while one waits, even with no connection; forgotten once it is taken back.
+        let waiting = Self.transfer()
+        let first = admission.tryAdmit(Self.host)
+        admission.enqueue(waiting)
+        let handedOver = admission.release(Self.host)
+        let whileInCurl = admission.hostCount
+        let last = admission.release(Self.host)
+        #expect(first && handedOver === waiting && whileInCurl == 1 && last == nil)
+        #expect(admission.hostCount == 0)
+        let cancelled = Self.transfer()
+        let again = admission.tryAdmit(Self.host)
+        admission.enqueue(cancelled)
+        admission.connectionsChanged(Self.host, settled: 0)
+        let withBoth = admission.hostCount  // a transfer in curl and one waiting
+        let removed = admission.removeWaiting(cancelled)
+        let afterRemoval = admission.hostCount  // still one in curl
+        let end = admission.release(Self.host)
+        #expect(again && withBoth == 1 && removed && afterRemoval == 1 && end == nil)
+        #expect(admission.hostCount == 0)
+        // A forgotten host starts again as a new one: one transfer until a connection answers.
+        let probe = admission.tryAdmit(Self.host), second = admission.tryAdmit(Self.host)
+        #expect(probe && !second)
+    }
 }
