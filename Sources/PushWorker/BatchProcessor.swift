@@ -129,9 +129,13 @@ final class BatchProcessor: Sendable {
                                                headers: headers, sourceKey: message.key, tier: tier))
             }
         }
-        // User ids → valid devices: one query for the whole batch.
+        // User ids → valid devices: their counts, then the devices of those
+        // within each message's budget (one query each for the whole batch; none
+        // for a batch without user ids).
         let users = Set(decoded.flatMap { s in s.notification.userRecipients.map { AppUser(app: s.notification.app, userID: $0) } })
-        let (devices, overLimit) = try await store.devices(of: users)
+        let counts = try await store.deviceCounts(of: users)
+        let fanOut = UserFanOut(decoded.map { ($0.notification.app, $0.notification.userRecipients) }, counts: counts)
+        let devices = try await store.devices(of: fanOut.load)
         // The created_at each id's ledger rows are filed under (the first one seen).
         let (ledgerCreatedAt, knownIDs) = try await ledgerTimes(of: decoded)
         outcome.idsNewToLedger = Set(decoded.map(\.notification.id)).subtracting(knownIDs)
@@ -140,7 +144,7 @@ final class BatchProcessor: Sendable {
         var seen = Set<DeliveryKey>()
         seen.reserveCapacity(decoded.reduce(0) { $0 + $1.notification.recipients.count })  // no rehash as it grows
         let now = Date()
-        for source in decoded {
+        for (index, source) in decoded.enumerated() {
             // Read through `source` (a final class's `let`), not `let n =
             // source.notification`: that copied the whole notification (a
             // retain and a release of each of its fields) once per message.
@@ -150,17 +154,30 @@ final class BatchProcessor: Sendable {
             // Devices found through user ids (with the environment the registry
             // said), then FCM topics and conditions; none for most messages.
             var found: [(Recipient, FCMTarget?, String?)] = []
+            let cut = fanOut.cut[index] ?? []
             for user in source.notification.userRecipients {
-                let userDevices = devices[AppUser(app: source.notification.app, userID: user)] ?? []
+                let app = source.notification.app
+                let appUser = AppUser(app: app, userID: user)
+                if cut.contains(user) {
+                    let budget = UserFanOut.maxDevicesPerMessage
+                    outcome.deliveries.append(userRecord(
+                        source.notification, user: user, reason: "TooManyDevices",
+                        detail: "not sent: with user \(user) (\(min(counts[appUser] ?? 0, OutcomeStore.maxDevicesPerUser)) valid devices "
+                            + "in app \(app)) the message's user ids would reach more than \(budget) devices; "
+                            + "split the users over several messages",
+                        createdAt: createdAt, enqueuedAt: source.enqueuedAt, at: now))
+                    continue
+                }
+                let userDevices = devices[appUser] ?? []
                 if userDevices.isEmpty {
                     outcome.deliveries.append(userRecord(source.notification, user: user, reason: "NoValidDevices",
-                                                         detail: "no valid devices for user \(user) in app \(source.notification.app)",
+                                                         detail: "no valid devices for user \(user) in app \(app)",
                                                          createdAt: createdAt, enqueuedAt: source.enqueuedAt, at: now))
-                } else if overLimit.contains(AppUser(app: source.notification.app, userID: user)) {
+                } else if (counts[appUser] ?? 0) > OutcomeStore.maxDevicesPerUser {
                     let limit = OutcomeStore.maxDevicesPerUser
                     outcome.deliveries.append(userRecord(
                         source.notification, user: user, reason: "TooManyDevices",
-                        detail: "user \(user) has more than \(limit) valid devices in app \(source.notification.app); "
+                        detail: "user \(user) has more than \(limit) valid devices in app \(app); "
                             + "sent to the \(limit) most recently registered",
                         createdAt: createdAt, enqueuedAt: source.enqueuedAt, at: now))
                 }
@@ -272,7 +289,9 @@ final class BatchProcessor: Sendable {
     /// The final record of what a user id could not be sent to: a `rejected`
     /// row keyed `user:<id>`, platform `none`, so analysts see it. No valid
     /// device for the app (`NoValidDevices`), or more than a notification
-    /// goes to (`TooManyDevices`: the rest of them were not sent to).
+    /// goes to (`TooManyDevices`: the user's devices past
+    /// `OutcomeStore.maxDevicesPerUser`, or, past `UserFanOut`'s budget for the
+    /// message, the whole user, were not sent to).
     private func userRecord(_ n: PushNotification, user: String, reason: String, detail: String, createdAt: Date,
                             enqueuedAt: Date?, at now: Date) -> DeliveryRecord {
         DeliveryRecord(

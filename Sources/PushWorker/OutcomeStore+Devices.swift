@@ -67,26 +67,49 @@ extension OutcomeStore {
         return result
     }
 
-    /// The valid (not invalidated) devices of each (app, user id), in one query
-    /// for the whole batch; pairs with no valid device are absent. At most
-    /// `maxDevicesPerUser` a user (the most recently registered; the count
-    /// past them stops at one more), and the users that have more: the
-    /// registry takes any number of devices per user, and a notification to a
-    /// user with ten million would otherwise load them all into the worker,
-    /// which would run out of memory on that message, restart and read it again.
-    func devices(of users: Set<AppUser>) async throws -> (devices: [AppUser: [UserDevice]], overLimit: Set<AppUser>) {
-        guard !users.isEmpty else { return ([:], []) }
+    /// How many valid (not invalidated) devices each (app, user id) has,
+    /// counted only to `maxDevicesPerUser + 1` (an index range scan that stops
+    /// there); users with none are absent. One query for the whole batch: what
+    /// `UserFanOut` plans with before any device is loaded.
+    func deviceCounts(of users: Set<AppUser>) async throws -> [AppUser: Int] {
+        guard !users.isEmpty else { return [:] }
         let pairs = Array(users)
         let rows = try await pool.withConnection { connection in
             try await connection.query(
                 """
-                SELECT k.a AS a, k.u AS u, k.o AS o, d.platform AS p, d.token AS t, d.environment AS e,
+                SELECT a, u, n FROM (
+                    SELECT x.a AS a, x.u AS u, (SELECT count(*) FROM (
+                               SELECT 1 FROM devices c
+                                WHERE c.app = x.a AND c.user_id = x.u AND c.invalidated_at IS NULL
+                                LIMIT $3 + 1) l) AS n
+                      FROM (SELECT DISTINCT a, u FROM unnest($1::text[], $2::text[]) AS y(a, u)) x) k
+                 WHERE n > 0
+                """,
+                [.textArray(pairs.map(\.app)), .textArray(pairs.map(\.userID)), .int(Int64(Self.maxDevicesPerUser))])
+        }
+        var result: [AppUser: Int] = [:]
+        for row in rows.rows {
+            guard let a = row["a"], let u = row["u"], let n = row["n"].flatMap({ Int($0) }) else { continue }
+            result[AppUser(app: a, userID: u)] = n
+        }
+        return result
+    }
+
+    /// The valid devices of each (app, user id), in one query for the whole
+    /// batch: at most `maxDevicesPerUser` a user, the most recently
+    /// registered. The registry takes any number of devices per user, and a
+    /// notification to a user with ten million would otherwise load them all
+    /// into the worker, which would run out of memory on that message,
+    /// restart and read it again.
+    func devices(of users: Set<AppUser>) async throws -> [AppUser: [UserDevice]] {
+        guard !users.isEmpty else { return [:] }
+        let pairs = Array(users)
+        let rows = try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                SELECT k.a AS a, k.u AS u, d.platform AS p, d.token AS t, d.environment AS e,
                        d.web_p256dh AS k, d.web_auth AS s
-                FROM (SELECT a, u, (SELECT count(*) FROM (
-                                        SELECT 1 FROM devices c
-                                         WHERE c.app = x.a AND c.user_id = x.u AND c.invalidated_at IS NULL
-                                         LIMIT $3 + 1) n) > $3 AS o
-                        FROM (SELECT DISTINCT a, u FROM unnest($1::text[], $2::text[]) AS y(a, u)) x) k
+                FROM (SELECT DISTINCT a, u FROM unnest($1::text[], $2::text[]) AS y(a, u)) k
                 CROSS JOIN LATERAL (
                     SELECT platform, token, environment, web_p256dh, web_auth FROM devices
                      WHERE app = k.a AND user_id = k.u AND invalidated_at IS NULL
@@ -97,16 +120,13 @@ extension OutcomeStore {
                 [.textArray(pairs.map(\.app)), .textArray(pairs.map(\.userID)), .int(Int64(Self.maxDevicesPerUser))])
         }
         var result: [AppUser: [UserDevice]] = [:]
-        var overLimit = Set<AppUser>()
         for row in rows.rows {
             guard let a = row["a"], let u = row["u"], let t = row["t"], let p = row["p"].flatMap(Platform.init(rawValue:)) else { continue }
             var device = UserDevice(token: t, platform: p, environment: row["e"] ?? "production")
             if p == .web, let k = row["k"], let s = row["s"] { device.webKeys = WebPushKeys(p256dh: k, auth: s) }
-            let user = AppUser(app: a, userID: u)
-            result[user, default: []].append(device)
-            if row["o"] == "t" { overLimit.insert(user) }
+            result[AppUser(app: a, userID: u), default: []].append(device)
         }
-        return (result, overLimit)
+        return result
     }
 
     /// The most devices a notification to one user id is sent to.
@@ -172,4 +192,43 @@ extension OutcomeStore {
 struct AppUser: Sendable, Hashable {
     var app: String
     var userID: String
+}
+
+/// Which user ids of a batch's messages are sent to. A message may name 1,000
+/// user ids and each may have `OutcomeStore.maxDevicesPerUser` devices: a
+/// million deliveries from one message, hundreds of millions in a batch. So
+/// a message is sent to at most `maxDevicesPerMessage` devices through its
+/// user ids: taken in the message's order, a user whose devices would take it
+/// past that is not sent to (nor is any user after it), and gets a
+/// `TooManyDevices` row instead. Only the users some message sends to are loaded.
+struct UserFanOut {
+    /// The most devices one message reaches through its user ids.
+    static let maxDevicesPerMessage = 10_000
+
+    /// The users whose devices are loaded.
+    var load = Set<AppUser>()
+    /// Per message (index in the batch), the users left out for the budget.
+    var cut: [Int: Set<String>] = [:]
+
+    /// - Parameters:
+    ///   - messages: each message's app and user ids, in the batch's order.
+    ///   - counts: valid devices per user (absent: none), as `deviceCounts` gives them.
+    init(_ messages: [(app: String, users: [String])], counts: [AppUser: Int], budget: Int = maxDevicesPerMessage) {
+        for (index, message) in messages.enumerated() where !message.users.isEmpty {
+            var used = 0
+            var over = false
+            for user in message.users {
+                let key = AppUser(app: message.app, userID: user)
+                let count = min(counts[key] ?? 0, OutcomeStore.maxDevicesPerUser)
+                guard count > 0 else { continue }  // recorded NoValidDevices, costs nothing
+                if !over, used + count <= budget {
+                    used += count
+                    load.insert(key)
+                } else {
+                    over = true
+                    cut[index, default: []].insert(user)
+                }
+            }
+        }
+    }
 }

@@ -134,4 +134,62 @@ final class RecipientResolutionTests: XCTestCase {
                        "user many has more than \(limit) valid devices in app \(Self.app); sent to the \(limit) most recently registered")
         try await OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger).write(outcome)
     }
+
+    /// A message reaches at most `UserFanOut.maxDevicesPerMessage` devices
+    /// through its user ids: in its order, the user that would pass that and
+    /// every user after it with devices get a `TooManyDevices` row instead; a
+    /// user with none still gets `NoValidDevices`. The budget is per message:
+    /// another message of the batch naming a cut user still reaches it.
+    func testAMessageReachesAtMostABudgetOfDevicesThroughItsUserIDs() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        defer { Task { await pool.close() } }
+        let perUser = OutcomeStore.maxDevicesPerUser, budget = UserFanOut.maxDevicesPerMessage
+        let full = budget / perUser  // users that exactly fill the budget
+        let now = Date()
+        var events: [DeviceEvent] = []
+        for user in (0...full).map({ "u\($0)" }) + ["small"] {
+            for i in 0..<(user == "small" ? 1 : perUser) {
+                events.append(DeviceEvent(app: Self.app, platform: .android, token: "\(user)-\(i)", userID: user,
+                                          environment: "production", action: .register, at: now))
+            }
+        }
+        try await OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger).write(BatchOutcome(deviceUpdates: events))
+        let names = (0...full).map { #"{"user_id": "u\#($0)"}"# } + [#"{"user_id": "none"}"#, #"{"user_id": "small"}"#]
+        let wide = UUID(), single = UUID()
+        let outcome = try await Self.processor(pool).process([
+            Self.message(Self.notification(id: wide, recipients: names.joined(separator: ", ")), offset: 0),
+            Self.message(Self.notification(id: single, recipients: #"{"user_id": "u\#(full)"}"#), offset: 1),
+        ])
+        let ofWide = outcome.deliveries.filter { $0.key.notificationID == wide }
+        let devices = ofWide.filter { !$0.key.token.hasPrefix("user:") }
+        XCTAssertEqual(devices.count, budget)
+        XCTAssertEqual(Set(devices.map { String($0.key.token.prefix { $0 != "-" }) }), Set((0..<full).map { "u\($0)" }))
+        let users = Dictionary(ofWide.filter { $0.key.token.hasPrefix("user:") }.map { ($0.key.token, $0) }) { a, _ in a }
+        XCTAssertEqual(Set(users.keys), ["user:u\(full)", "user:none", "user:small"])
+        XCTAssertEqual(users["user:none"]?.providerReason, "NoValidDevices")
+        XCTAssertEqual(users["user:small"]?.providerReason, "TooManyDevices")
+        XCTAssertEqual(users["user:u\(full)"]?.status, .rejected)
+        XCTAssertEqual(users["user:u\(full)"]?.detail,
+                       "not sent: with user u\(full) (\(perUser) valid devices in app \(Self.app)) the message's user ids "
+                           + "would reach more than \(budget) devices; split the users over several messages")
+        let ofSingle = outcome.deliveries.filter { $0.key.notificationID == single }
+        XCTAssertEqual(ofSingle.count, perUser, "the other message reaches the user the first one left out")
+        XCTAssertTrue(ofSingle.allSatisfy { $0.key.token.hasPrefix("u\(full)-") })
+        try await OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger).write(outcome)
+    }
+
+    /// The plan alone: users in order until the budget, repeated users counted
+    /// once per message, users with no device never cut.
+    func testTheFanOutPlanTakesUsersInOrderUntilTheBudget() {
+        let counts = [AppUser(app: "a", userID: "x"): 4, AppUser(app: "a", userID: "y"): 5,
+                      AppUser(app: "a", userID: "z"): 2, AppUser(app: "b", userID: "x"): 7]
+        let plan = UserFanOut([("a", ["x", "none", "y", "z"]), ("a", ["z"]), ("b", ["x"]), ("a", [])], counts: counts, budget: 9)
+        XCTAssertEqual(plan.load, [AppUser(app: "a", userID: "x"), AppUser(app: "a", userID: "y"),
+                                   AppUser(app: "a", userID: "z"), AppUser(app: "b", userID: "x")])
+        XCTAssertEqual(plan.cut, [0: ["z"]])
+        let tight = UserFanOut([("a", ["y", "x", "z"])], counts: counts, budget: 4)
+        XCTAssertEqual(tight.cut, [0: ["y", "x", "z"]], "once a user is cut, every later one is: the message's order decides")
+        XCTAssertTrue(tight.load.isEmpty)
+    }
 }
