@@ -45,11 +45,18 @@ public struct DeadLetterReplay: Sendable {
 
     /// What a run did (or, on a dry run, would do).
     public struct Report: Sendable {
+        /// The first `maxListed` dead letters replayed (or chosen); `count` counts them all.
         public var replayed: [Entry] = []
+        /// Dead letters replayed (or, on a dry run, chosen).
+        public var count = 0
         /// Messages the filters did not choose.
         public var skipped = 0
         /// Chosen messages an earlier run already replayed (not replayed again without `again`).
         public var alreadyReplayed = 0
+
+        /// The most entries a report lists (a run over a flood of dead letters
+        /// counts them all but does not hold them all).
+        public static let maxListed = 10_000
     }
 
     let reader: KafkaPartitionReader
@@ -65,40 +72,59 @@ public struct DeadLetterReplay: Sendable {
         self.logger = logger
     }
 
-    public func run(deadLetterTopic: String, intakeTopic: String, filter: Filter, dryRun: Bool) async throws -> Report {
+    /// Reads the dead-letter topic in chunks (a topic of millions of dead
+    /// letters is never held whole) and replays what `filter` chooses, in
+    /// offset order per partition; `each` hears of every replayed (or, on a
+    /// dry run, chosen) dead letter as it happens. The report lists the first
+    /// `Report.maxListed` of them and counts all.
+    public func run(deadLetterTopic: String, intakeTopic: String, filter: Filter, dryRun: Bool,
+                    each: (Entry) -> Void = { _ in }) async throws -> Report {
         var report = Report()
-        let messages = try await reader.scan(topic: deadLetterTopic)
         let done = try await replayedOrigins(deadLetterTopic)
-        for message in messages {
-            let reason = RetryHeaders(message: message).reason ?? ""
-            let body = Self.body(message.value)
-            if let wanted = filter.reasonContains, !reason.contains(wanted) { report.skipped += 1; continue }
-            if let wanted = filter.notificationID, body.id != wanted { report.skipped += 1; continue }
-            if !filter.again, done.contains(Self.originKey(message)) { report.alreadyReplayed += 1; continue }
-            guard report.replayed.count < filter.limit else { break }
-            let origin = "\(message.topic)/\(message.partition)/\(message.offset)"
-            let rows: Int
-            if dryRun {
-                rows = try await movableRows(body)
-            } else {
-                rows = try await markReplayed(message, body: body, origin: origin, reason: reason)
-                do {
-                    guard let producer else { throw CommandError("no producer for a replay") }
-                    try await producer.send(topic: intakeTopic, key: message.key, value: message.value,
-                                            headers: [("pushfleet-replayed-from", Array(origin.utf8))])
-                } catch {
-                    // Not published: the ledger goes back to what it said, and the trail with it.
-                    try await unmark(message, origin: origin)
-                    throw error
+        try await reader.scan(topic: deadLetterTopic) { messages in
+            for message in messages {
+                guard report.count < filter.limit else { return false }
+                if let entry = try await consider(message, filter: filter, done: done, dryRun: dryRun,
+                                                  intakeTopic: intakeTopic, report: &report) {
+                    report.count += 1
+                    if report.replayed.count < Report.maxListed { report.replayed.append(entry) }
+                    each(entry)
                 }
             }
-            logger.info("dead letter replayed", metadata: [
-                "kafka.origin": "\(origin)", "push.notification_id": "\(body.id?.uuidString.lowercased() ?? "-")",
-                "dlq.reason": "\(reason.prefix(200))", "dlq.ledger_rows": "\(rows)", "dlq.dry_run": "\(dryRun)",
-            ])
-            report.replayed.append(Entry(origin: origin, reason: reason, notificationID: body.id, ledgerRows: rows))
+            return report.count < filter.limit
         }
         return report
+    }
+
+    /// One dead letter: skipped (counted in `report`), or replayed (or, on a dry run, chosen).
+    private func consider(_ message: KafkaMessage, filter: Filter, done: Set<String>, dryRun: Bool, intakeTopic: String,
+                          report: inout Report) async throws -> Entry? {
+        let reason = RetryHeaders(message: message).reason ?? ""
+        let body = Self.body(message.value)
+        if let wanted = filter.reasonContains, !reason.contains(wanted) { report.skipped += 1; return nil }
+        if let wanted = filter.notificationID, body.id != wanted { report.skipped += 1; return nil }
+        if !filter.again, done.contains(Self.originKey(message)) { report.alreadyReplayed += 1; return nil }
+        let origin = "\(message.topic)/\(message.partition)/\(message.offset)"
+        let rows: Int
+        if dryRun {
+            rows = try await movableRows(body)
+        } else {
+            rows = try await markReplayed(message, body: body, origin: origin, reason: reason)
+            do {
+                guard let producer else { throw CommandError("no producer for a replay") }
+                try await producer.send(topic: intakeTopic, key: message.key, value: message.value,
+                                        headers: [("pushfleet-replayed-from", Array(origin.utf8))])
+            } catch {
+                // Not published: the ledger goes back to what it said, and the trail with it.
+                try await unmark(message, origin: origin)
+                throw error
+            }
+        }
+        logger.info("dead letter replayed", metadata: [
+            "kafka.origin": "\(origin)", "push.notification_id": "\(body.id?.uuidString.lowercased() ?? "-")",
+            "dlq.reason": "\(reason.prefix(200))", "dlq.ledger_rows": "\(rows)", "dlq.dry_run": "\(dryRun)",
+        ])
+        return Entry(origin: origin, reason: reason, notificationID: body.id, ledgerRows: rows)
     }
 
     /// What a dead letter's body says about its ledger rows: the notification

@@ -72,7 +72,12 @@ struct DLQReplayCommand: AsyncParsableCommand {
         let report: DeadLetterReplay.Report
         do {
             report = try await DeadLetterReplay(reader: reader, producer: producer, connection: connection, logger: logger)
-                .run(deadLetterTopic: "\(topicPrefix).dlq", intakeTopic: "\(topicPrefix).notifications", filter: filter, dryRun: dryRun)
+                .run(deadLetterTopic: "\(topicPrefix).dlq", intakeTopic: "\(topicPrefix).notifications", filter: filter,
+                     dryRun: dryRun) { [dryRun] entry in
+                    let id = entry.notificationID?.uuidString.lowercased() ?? "-"
+                    say("\(dryRun ? "would replay" : "replayed") \(entry.origin) notification \(id), "
+                        + "\(entry.ledgerRows) ledger row(s) reopened: \(entry.reason.prefix(120))")
+                }
         } catch {
             await reader.close()
             await producer?.close()
@@ -80,11 +85,7 @@ struct DLQReplayCommand: AsyncParsableCommand {
         }
         await reader.close()
         await producer?.close()
-        for entry in report.replayed {
-            let id = entry.notificationID?.uuidString.lowercased() ?? "-"
-            say("\(dryRun ? "would replay" : "replayed") \(entry.origin) notification \(id), \(entry.ledgerRows) ledger row(s) reopened: \(entry.reason.prefix(120))")
-        }
-        say("\(dryRun ? "would replay" : "replayed") \(report.replayed.count), skipped \(report.skipped) (filters), "
+        say("\(dryRun ? "would replay" : "replayed") \(report.count), skipped \(report.skipped) (filters), "
             + "already replayed \(report.alreadyReplayed)\(report.alreadyReplayed > 0 && !again ? " (--again replays them)" : "")")
     }
 }

@@ -96,6 +96,60 @@ final class DeadLetterReplayTests: XCTestCase {
         try await stack.close()
     }
 
+    /// A flood of dead letters is read in chunks, never whole: the scan hands
+    /// out at most `chunk` messages at a time, each once, in offset order per
+    /// partition, and stops when asked; a replay run counts past what its
+    /// report lists and tells its caller of each entry as it goes.
+    func testAFloodOfDeadLettersIsReadInChunks() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let cluster = try KafkaMockCluster(brokers: 1, logger: AnalyticsDatabase.logger)
+        try cluster.createTopic("push.dlq", partitions: 3)
+        let producer = try KafkaProducer(bootstrapServers: cluster.bootstrapServers, logger: AnalyticsDatabase.logger)
+        let total = 1_250
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for n in 0..<total {
+                // Not notifications (what a DLQ of junk holds): no id, so no ledger rows.
+                group.addTask {
+                    try await producer.send(topic: "push.dlq", key: Array("k\(n % 7)".utf8), value: Array("junk \(n) \u{0}\u{FF}".utf8),
+                                            headers: [(RetryHeaders.reasonKey, Array("not JSON".utf8))])
+                }
+            }
+            try await group.waitForAll()
+        }
+        let reader = try KafkaPartitionReader(bootstrapServers: cluster.bootstrapServers, groupID: "flood-test", logger: AnalyticsDatabase.logger)
+        var sizes: [Int] = []
+        var seen: [Int32: [Int64]] = [:]
+        try await reader.scan(topic: "push.dlq", chunk: 100) { chunk in
+            sizes.append(chunk.count)
+            for m in chunk { seen[m.partition, default: []].append(m.offset) }
+            return true
+        }
+        XCTAssertEqual(sizes.reduce(0, +), total)
+        XCTAssertTrue(sizes.allSatisfy { $0 <= 100 }, "\(sizes)")
+        XCTAssertEqual(seen.values.map(\.count).reduce(0, +), total)
+        for (partition, offsets) in seen { XCTAssertEqual(offsets, Array(0..<Int64(offsets.count)), "partition \(partition)") }
+        var early = 0
+        try await reader.scan(topic: "push.dlq", chunk: 100) { chunk in
+            early += chunk.count
+            return false
+        }
+        XCTAssertEqual(early, 100, "stopped after the first chunk")
+
+        let replay = DeadLetterReplay(reader: reader, producer: nil, connection: db.connection, logger: AnalyticsDatabase.logger)
+        var heard = 0
+        let report = try await replay.run(deadLetterTopic: "push.dlq", intakeTopic: "push.notifications",
+                                          filter: .init(reasonContains: "not JSON", limit: 1_100), dryRun: true) { entry in
+            heard += 1
+            XCTAssertEqual(entry.ledgerRows, 0)
+        }
+        XCTAssertEqual(report.count, 1_100)
+        XCTAssertEqual(heard, 1_100)
+        XCTAssertEqual(report.replayed.count, min(1_100, DeadLetterReplay.Report.maxListed))
+        XCTAssertEqual(report.skipped, 0)
+        await reader.close()
+        await producer.close()
+    }
+
     func testABodyNamesItsLedgerRows() {
         let id = UUID()
         let devices = DeadLetterReplay.body(Array(#"{"id":"\#(id.uuidString)","recipients":[{"token":"a","platform":"ios"},{"topic":"news"}]}"#.utf8))
