@@ -63,8 +63,9 @@ worker_us="$(field "$out/pipeline-$stamp.json" worker_us_per_notification)"
 pg_us="$(field "$out/pipeline-$stamp.json" postgres_us_per_notification)"
 pg_v7_us="$(field "$out/pipeline-v7-$stamp.json" postgres_us_per_notification)"
 p99="$(field "$out/pipeline-half-$stamp.json" enqueue_to_accepted_p99_ms)"
+machine="$(sed -n 's/.*"machine":"\([^"]*\)".*/\1/p' "$out/send-$stamp.json")"
 echo
-echo "summary"
+echo "summary (machine: ${machine:-?}; compare runs on one machine only)"
 echo "  bench send: our CPU per request / the libcurl floor's   ${floor_ratio:-?} ×   (target ≤ 1.10)"
 awk -v w="$worker_us" -v s="$send_us" 'BEGIN { if (s > 0) printf "  pipeline worker µs per notification / bench send    %.3f ×   (%s / %s µs; target ≤ 1.25)\n", w / s, w, s }'
 # Where the worker's extra CPU is: its curl loop thread against bench send's,

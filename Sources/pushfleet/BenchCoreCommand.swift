@@ -27,6 +27,7 @@ struct BenchCoreCommand: ParsableCommand {
         let both = try core.decodeAndTranslateCost(count: messages)
         var report = BenchReport()
         report.add("mode", "mode", text: "core")
+        report.add("machine", "machine", text: BenchUsage.machine())
         report.add("messages", "messages", messages)
         report.add("message_bytes", "intake message bytes", core.messages[0].count)
         report.add("decode_ns", "intake decode alone (per message)", decode, "%.0f", unit: "ns")

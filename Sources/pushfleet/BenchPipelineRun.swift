@@ -97,6 +97,7 @@ struct BenchPipelineRun {
 
             var report = BenchReport()
             report.add("mode", "mode", text: rate == nil ? "pipeline (enqueue first)" : "pipeline (rate \(Int(rate ?? 0))/s)")
+            report.add("machine", "machine", text: BenchUsage.machine())
             report.add("notifications", "notifications", notifications)
             report.add("produced", "produced to Kafka", produced)
             report.add("final", "final in PostgreSQL", figures.final)

@@ -109,6 +109,7 @@ struct BenchSendCommand: AsyncParsableCommand {
 
             var report = BenchReport()
             report.add("mode", "mode", text: "send")
+            report.add("machine", "machine", text: BenchUsage.machine())
             report.add("platform", "platform", text: platform)
             report.add("notifications", "notifications", notifications)
             if floor { report.add("rounds", "rounds (median shown)", rounds) }

@@ -5,6 +5,18 @@ import PushWorker
 /// `getrusage` and `/proc` (Linux).
 enum BenchUsage {
     /// User + system CPU seconds of this process so far (every thread).
+    /// The CPU the figures were taken on, as `/proc/cpuinfo` names it, and
+    /// how many: per-request costs differ between machines of one kind
+    /// (docs/benchmarks.md, 2026-11-27), so results carry it.
+    static func machine() -> String {
+        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return "unknown" }
+        let lines = text.split(separator: "\n")
+        let model = lines.first { $0.hasPrefix("model name") }.flatMap { $0.split(separator: ":", maxSplits: 1).last }
+            .map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown"
+        let count = lines.filter { $0.hasPrefix("processor") }.count
+        return "\(model), \(count) CPUs"
+    }
+
     static func selfCPUSeconds() -> Double {
         var usage = rusage()
         guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage) == 0 else { return 0 }
