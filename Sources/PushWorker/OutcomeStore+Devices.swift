@@ -96,12 +96,14 @@ extension OutcomeStore {
     }
 
     /// The valid devices of each (app, user id), in one query for the whole
-    /// batch: at most `maxDevicesPerUser` a user, the most recently
-    /// registered. The registry takes any number of devices per user, and a
-    /// notification to a user with ten million would otherwise load them all
-    /// into the worker, which would run out of memory on that message,
-    /// restart and read it again.
-    func devices(of users: Set<AppUser>) async throws -> [AppUser: [UserDevice]] {
+    /// batch: at most the number given for the user (what `UserFanOut`
+    /// planned with, so devices registered since the count cannot take a
+    /// message past its budget), and never more than `maxDevicesPerUser`: the
+    /// most recently registered. The registry takes any number of devices per
+    /// user, and a notification to a user with ten million would otherwise
+    /// load them all into the worker, which would run out of memory on that
+    /// message, restart and read it again.
+    func devices(of users: [AppUser: Int]) async throws -> [AppUser: [UserDevice]] {
         guard !users.isEmpty else { return [:] }
         let pairs = Array(users)
         let rows = try await pool.withConnection { connection in
@@ -109,15 +111,16 @@ extension OutcomeStore {
                 """
                 SELECT k.a AS a, k.u AS u, d.platform AS p, d.token AS t, d.environment AS e,
                        d.web_p256dh AS k, d.web_auth AS s
-                FROM (SELECT DISTINCT a, u FROM unnest($1::text[], $2::text[]) AS y(a, u)) k
+                FROM unnest($1::text[], $2::text[], $3::int8[]) AS k(a, u, n)
                 CROSS JOIN LATERAL (
                     SELECT platform, token, environment, web_p256dh, web_auth FROM devices
                      WHERE app = k.a AND user_id = k.u AND invalidated_at IS NULL
                      ORDER BY registered_at DESC NULLS LAST, token
-                     LIMIT $3) d
+                     LIMIT least(k.n, $4)) d
                 ORDER BY k.a, k.u, d.platform, d.token
                 """,
-                [.textArray(pairs.map(\.app)), .textArray(pairs.map(\.userID)), .int(Int64(Self.maxDevicesPerUser))])
+                [.textArray(pairs.map(\.key.app)), .textArray(pairs.map(\.key.userID)),
+                 .intArray(pairs.map { Int64(max(0, $0.value)) }), .int(Int64(Self.maxDevicesPerUser))])
         }
         var result: [AppUser: [UserDevice]] = [:]
         for row in rows.rows {
@@ -205,8 +208,8 @@ struct UserFanOut {
     /// The most devices one message reaches through its user ids.
     static let maxDevicesPerMessage = 10_000
 
-    /// The users whose devices are loaded.
-    var load = Set<AppUser>()
+    /// The users whose devices are loaded, each with how many at most.
+    var load: [AppUser: Int] = [:]
     /// Per message (index in the batch), the users left out for the budget.
     var cut: [Int: Set<String>] = [:]
 
@@ -223,7 +226,7 @@ struct UserFanOut {
                 guard count > 0 else { continue }  // recorded NoValidDevices, costs nothing
                 if !over, used + count <= budget {
                     used += count
-                    load.insert(key)
+                    load[key] = count
                 } else {
                     over = true
                     cut[index, default: []].insert(user)

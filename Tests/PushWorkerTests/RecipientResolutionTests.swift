@@ -177,6 +177,12 @@ final class RecipientResolutionTests: XCTestCase {
         XCTAssertEqual(ofSingle.count, perUser, "the other message reaches the user the first one left out")
         XCTAssertTrue(ofSingle.allSatisfy { $0.key.token.hasPrefix("u\(full)-") })
         try await OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger).write(outcome)
+        // Devices registered between the count and the load cannot pass the
+        // plan: a user counted at 5 loads 5 (the most recent), not its 1,000.
+        let loaded = try await OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger)
+            .devices(of: [AppUser(app: Self.app, userID: "u0"): 5, AppUser(app: Self.app, userID: "small"): 9])
+        XCTAssertEqual(loaded[AppUser(app: Self.app, userID: "u0")]?.count, 5)
+        XCTAssertEqual(loaded[AppUser(app: Self.app, userID: "small")]?.count, 1)
     }
 
     /// The plan alone: users in order until the budget, repeated users counted
@@ -185,8 +191,8 @@ final class RecipientResolutionTests: XCTestCase {
         let counts = [AppUser(app: "a", userID: "x"): 4, AppUser(app: "a", userID: "y"): 5,
                       AppUser(app: "a", userID: "z"): 2, AppUser(app: "b", userID: "x"): 7]
         let plan = UserFanOut([("a", ["x", "none", "y", "z"]), ("a", ["z"]), ("b", ["x"]), ("a", [])], counts: counts, budget: 9)
-        XCTAssertEqual(plan.load, [AppUser(app: "a", userID: "x"), AppUser(app: "a", userID: "y"),
-                                   AppUser(app: "a", userID: "z"), AppUser(app: "b", userID: "x")])
+        XCTAssertEqual(plan.load, [AppUser(app: "a", userID: "x"): 4, AppUser(app: "a", userID: "y"): 5,
+                                   AppUser(app: "a", userID: "z"): 2, AppUser(app: "b", userID: "x"): 7])
         XCTAssertEqual(plan.cut, [0: ["z"]])
         let tight = UserFanOut([("a", ["y", "x", "z"])], counts: counts, budget: 4)
         XCTAssertEqual(tight.cut, [0: ["y", "x", "z"]], "once a user is cut, every later one is: the message's order decides")
