@@ -134,12 +134,13 @@ public final class WebPushClient: Sendable {
     /// origin, at most `maxUnlistedServices` of them: past that, guards whose
     /// circuit is closed are dropped (a request holding one still finishes).
     private func guardFor(url: String) throws -> ProviderGuard {
-        let origin: String
-        switch WebPushEndpointRules.origin(of: url) {
-        case .success(let o): origin = o
-        case .failure(let problem): throw ProviderError.invalidConfiguration("endpoint", problem.reason)
+        let endpoint: WebPushEndpoint
+        do { endpoint = try WebPushEndpoint(url) } catch {
+            throw ProviderError.invalidConfiguration("endpoint", error.message)
         }
-        let service = serviceKey(origin: origin)
+        // The allow-list entry (`seal` refused endpoints under none), or with no list the origin.
+        let service = allowedHosts?.first { WebPushClientConfiguration.admits(host: endpoint.host, allowed: [$0]) }
+            .map { "https://" + $0.lowercased() } ?? endpoint.origin
         if let existing = guards.withLock({ $0[service] }) { return existing }
         var serviceLogger = logger
         serviceLogger[metadataKey: "webpush.service"] = "\(service)"
@@ -156,21 +157,6 @@ public final class WebPushClient: Sendable {
 
     /// The most guards kept for origins when no allow-list bounds them.
     static let maxUnlistedServices = 1_024
-
-    /// `https://` and the allow-list entry `origin`'s host is under, or the
-    /// origin itself when there is no list (or, for an endpoint `seal` did
-    /// not check, no entry matches).
-    private func serviceKey(origin: String) -> String {
-        guard let allowedHosts else { return origin }
-        var host = Substring(origin.dropFirst("https://".count))
-        if host.hasPrefix("[") {
-            host = host[..<(host.firstIndex(of: "]").map { host.index(after: $0) } ?? host.endIndex)]
-        } else if let colon = host.firstIndex(of: ":") {
-            host = host[..<colon]
-        }
-        let entry = allowedHosts.first { WebPushClientConfiguration.admits(host: String(host), allowed: [$0]) }
-        return entry.map { "https://" + $0.lowercased() } ?? origin
-    }
 
     /// Counters per push service, for metrics: keyed by its allow-list entry
     /// (or origin) without `https://` (`push.services.mozilla.com`): metric
