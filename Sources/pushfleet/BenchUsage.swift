@@ -4,7 +4,6 @@ import PushWorker
 /// CPU and memory figures of this process and of child processes, read from
 /// `getrusage` and `/proc` (Linux).
 enum BenchUsage {
-    /// User + system CPU seconds of this process so far (every thread).
     /// The CPU the figures were taken on, as `/proc/cpuinfo` names it, and
     /// how many: per-request costs differ between machines of one kind
     /// (docs/benchmarks.md, 2026-11-27), so results carry it.
@@ -17,6 +16,7 @@ enum BenchUsage {
         return "\(model), \(count) CPUs"
     }
 
+    /// User + system CPU seconds of this process so far (every thread).
     static func selfCPUSeconds() -> Double {
         var usage = rusage()
         guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage) == 0 else { return 0 }
