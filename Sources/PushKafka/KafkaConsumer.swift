@@ -113,13 +113,15 @@ public final class KafkaConsumer: @unchecked Sendable {
     /// make a fuller batch (`.zero`: only what is already queued), never past
     /// `maxMessages`. Informational per-partition events (`_PARTITION_EOF`,
     /// transient broker errors) are logged, not thrown; a fatal error is thrown.
-    public func poll(maxMessages: Int, timeout: Duration, linger: Duration = .zero) async throws -> [KafkaMessage] {
+    /// `maxBytes`: the poll ends once its messages' keys and values reach it
+    /// (so it may pass it by one message).
+    public func poll(maxMessages: Int, maxBytes: Int = .max, timeout: Duration, linger: Duration = .zero) async throws -> [KafkaMessage] {
         try await pollThread.run { [self] in
-            try self.pollBlocking(maxMessages: maxMessages, timeout: timeout, linger: linger)
+            try self.pollBlocking(maxMessages: maxMessages, maxBytes: maxBytes, timeout: timeout, linger: linger)
         }
     }
 
-    private func pollBlocking(maxMessages: Int, timeout: Duration, linger: Duration) throws -> [KafkaMessage] {
+    private func pollBlocking(maxMessages: Int, maxBytes: Int, timeout: Duration, linger: Duration) throws -> [KafkaMessage] {
         if let fatal = context.fatalError.withLock({ $0 }) { throw KafkaError.fatal(fatal) }
         let deadline = ContinuousClock.now + timeout
         return try handle.withHandle { rk in
@@ -127,7 +129,8 @@ public final class KafkaConsumer: @unchecked Sendable {
             messages.reserveCapacity(min(maxMessages, 1024))
             var lingerEnd: ContinuousClock.Instant?
             var names = TopicNameCache()
-            while messages.count < maxMessages {
+            var bytes = 0
+            while messages.count < maxMessages, bytes < maxBytes {
                 // Wait while nothing has arrived, then for the rest of the linger (if any),
                 // then take only what is already queued.
                 if lingerEnd == nil, !messages.isEmpty { lingerEnd = ContinuousClock.now + linger }
@@ -139,7 +142,9 @@ public final class KafkaConsumer: @unchecked Sendable {
                 defer { rd_kafka_message_destroy(message) }
                 let err = message.pointee.err
                 if err == RD_KAFKA_RESP_ERR_NO_ERROR {
-                    messages.append(KafkaMessage(copying: message, names: &names))
+                    let taken = KafkaMessage(copying: message, names: &names)
+                    bytes += taken.byteCount
+                    messages.append(taken)
                 } else if err == RD_KAFKA_RESP_ERR__PARTITION_EOF {
                     continue
                 } else if err == RD_KAFKA_RESP_ERR__FATAL {

@@ -33,6 +33,11 @@ public struct KafkaMessage: Sendable {
     /// Create/append time set by the producer or broker, when known.
     public var timestamp: Date?
 
+    /// What the message holds in memory, near enough: its key, value and headers.
+    public var byteCount: Int {
+        value.count + (key?.count ?? 0) + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.count }
+    }
+
     /// Builds a message (mostly for tests and adapters).
     public init(
         topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8],

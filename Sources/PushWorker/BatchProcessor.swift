@@ -104,36 +104,132 @@ final class BatchProcessor: Sendable {
         }
     }
 
+    /// One consumed message, decoded once per batch (a batch may be handled in
+    /// several parts, see `process(_:permits:)`).
+    struct Decoded: Sendable {
+        enum Content: Sendable {
+            case device(DeviceEvent)
+            case notification(PushNotification, tier: String?)
+            case rejected(IntakeError)
+        }
+
+        let message: KafkaMessage
+        let headers: RetryHeaders
+        let content: Content
+
+        /// The fewest deliveries and rows the message makes: each direct
+        /// recipient, FCM target and user id is at least one.
+        var leastDeliveries: Int {
+            guard case .notification(let n, _) = content else { return 1 }
+            return max(1, n.recipients.count + n.fcmTargets.count + n.userRecipients.count)
+        }
+    }
+
+    /// What `process(_:permits:)` did: the outcome of the first `taken`
+    /// messages, and the delivery permits it holds for them (given back once
+    /// their outcome is written).
+    struct Processed: Sendable {
+        var outcome: BatchOutcome
+        var taken: Int
+        var permits: Int
+    }
+
+    /// Decodes a batch (tests, tools; the worker decodes a part at a time).
+    func decode(_ messages: [KafkaMessage]) -> [Decoded] {
+        let policy = intakePolicy()
+        return messages.map { decode($0, policy: policy) }
+    }
+
+    /// Decodes one message, once, whatever part of its batch handles it.
+    func decode(_ message: KafkaMessage, policy: IntakePolicy) -> Decoded {
+        var headers = trustedHeaders(of: message)
+        headers.setOrigin(from: message)
+        if message.topic == topics.devices {
+            switch DeviceEvent.decode(message.value) {
+            case .failure(let error): return Decoded(message: message, headers: headers, content: .rejected(error))
+            case .success(let event): return Decoded(message: message, headers: headers, content: .device(event))
+            }
+        }
+        let tier = topics.retries.first { $0.topic == message.topic }?.tier.name
+        switch Self.decode(message.value, policy: policy, retry: tier != nil) {
+        case .failure(let error): return Decoded(message: message, headers: headers, content: .rejected(error))
+        case .success(let notification):
+            return Decoded(message: message, headers: headers, content: .notification(notification, tier: tier))
+        }
+    }
+
+    /// The whole batch at once, without a delivery bound (tests, tools).
     func process(_ messages: [KafkaMessage]) async throws -> BatchOutcome {
+        try await process(decode(messages)[...], permits: nil).outcome
+    }
+
+    /// Handles a prefix of `batch` whose deliveries fit in half the permits'
+    /// capacity (at least one message), after taking permits for them; the
+    /// caller handles the rest in later calls. Without `permits`, all of it.
+    /// Nothing is held when it throws.
+    func process(_ batch: ArraySlice<Decoded>, permits: DeliveryPermits?) async throws -> Processed {
+        guard !batch.isEmpty else { return Processed(outcome: BatchOutcome(), taken: 0, permits: 0) }
+        let budget = permits?.partBudget ?? Int.max
+        // Candidates by the least each message makes; their users' device counts then give
+        // each message's deliveries, and the part is the prefix that fits.
+        var candidates = 0
+        var least = 0
+        for entry in batch {
+            let w = entry.leastDeliveries
+            if candidates > 0, least + w > budget { break }
+            least += w
+            candidates += 1
+        }
+        let head = batch.prefix(candidates)
+        func fanOutList(_ part: ArraySlice<Decoded>) -> [(app: String, users: [String])] {
+            part.map { entry in
+                guard case .notification(let n, _) = entry.content else { return ("", []) }
+                return (n.app, n.userRecipients)
+            }
+        }
+        let users = Set(head.flatMap { entry -> [AppUser] in
+            guard case .notification(let n, _) = entry.content else { return [] }
+            return n.userRecipients.map { AppUser(app: n.app, userID: $0) }
+        })
+        let counts = try await store.deviceCounts(of: users)
+        let plan = UserFanOut(fanOutList(head), counts: counts)
+        var taken = 0
+        var weight = 0
+        for (index, entry) in head.enumerated() {
+            let w = entry.leastDeliveries + (plan.planned[index] ?? 0)
+            if taken > 0, weight + w > budget { break }
+            weight += w
+            taken += 1
+        }
+        let held = try await permits?.acquire(weight) ?? 0
+        do {
+            let outcome = try await process(batch.prefix(taken), counts: counts)
+            return Processed(outcome: outcome, taken: taken, permits: held)
+        } catch {
+            permits?.release(held)
+            throw error
+        }
+    }
+
+    private func process(_ part: ArraySlice<Decoded>, counts: [AppUser: Int]) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
         var decoded: [WorkItem.Source] = []
         let policy = intakePolicy()
-        for message in messages {
-            var headers = trustedHeaders(of: message)
-            headers.setOrigin(from: message)
-            if message.topic == topics.devices {
-                switch DeviceEvent.decode(message.value) {
-                case .failure(let error): reject(message, error, headers: headers, into: &outcome)
-                case .success(let event):
-                    outcome.deviceUpdates.append(event)
-                    outcome.deviceOrigins.append(MessageOrigin(message))
-                }
-                continue
-            }
-            let tier = topics.retries.first { $0.topic == message.topic }?.tier.name
-            switch Self.decode(message.value, policy: policy, retry: tier != nil) {
-            case .failure(let error): reject(message, error, headers: headers, into: &outcome)
-            case .success(let notification):
+        for entry in part {
+            let message = entry.message
+            switch entry.content {
+            case .rejected(let error): reject(message, error, headers: entry.headers, into: &outcome)
+            case .device(let event):
+                outcome.deviceUpdates.append(event)
+                outcome.deviceOrigins.append(MessageOrigin(message))
+            case .notification(let notification, let tier):
                 if outcome.origins[notification.id] == nil { outcome.origins[notification.id] = MessageOrigin(message) }
                 decoded.append(WorkItem.Source(notification: notification, enqueuedAt: enqueueTime(of: message, policy),
-                                               headers: headers, sourceKey: message.key, tier: tier))
+                                               headers: entry.headers, sourceKey: message.key, tier: tier))
             }
         }
-        // User ids → valid devices: their counts, then the devices of those
-        // within each message's budget (one query each for the whole batch; none
-        // for a batch without user ids).
-        let users = Set(decoded.flatMap { s in s.notification.userRecipients.map { AppUser(app: s.notification.app, userID: $0) } })
-        let counts = try await store.deviceCounts(of: users)
+        // User ids → valid devices: the devices of those within each message's
+        // budget (one query for the whole part; none for a part without user ids).
         let fanOut = UserFanOut(decoded.map { ($0.notification.app, $0.notification.userRecipients) }, counts: counts)
         let devices = try await store.devices(of: fanOut.load)
         // The created_at each id's ledger rows are filed under (the first one seen).

@@ -212,6 +212,8 @@ struct UserFanOut {
     var load: [AppUser: Int] = [:]
     /// Per message (index in the batch), the users left out for the budget.
     var cut: [Int: Set<String>] = [:]
+    /// Per message (index in the batch), the devices it is sent to through its user ids.
+    var planned: [Int: Int] = [:]
 
     /// - Parameters:
     ///   - messages: each message's app and user ids, in the batch's order.
@@ -232,6 +234,7 @@ struct UserFanOut {
                     cut[index, default: []].insert(user)
                 }
             }
+            if used > 0 { planned[index] = used }
         }
     }
 }

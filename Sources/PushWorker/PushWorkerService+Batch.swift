@@ -7,50 +7,85 @@ extension PushWorkerService {
     /// waits for their delivery reports; writes its outcomes (retrying while
     /// Kafka or Postgres is away); only then completes and stores its offsets.
     ///
+    /// A batch whose deliveries do not fit in half the worker's delivery
+    /// permits is handled in parts, one after the other, each sent and
+    /// written before the next takes its permits: memory follows deliveries,
+    /// not messages. The offsets are stored once every part is written, so a
+    /// worker killed between parts redelivers the batch and the ledger
+    /// suppresses what the written parts sent.
+    ///
     /// A message or a record that PostgreSQL or Kafka refuses for its own
     /// sake (a data error, a message too large) is isolated from the rest of
     /// the batch, recorded as rejected with the error, and the batch goes
     /// on: nothing a producer sends can hold a partition for ever.
     func handle(_ messages: [KafkaMessage], ticket: OffsetBook.Ticket, _ context: BatchContext) async throws {
-        var outcome = try await processIsolating(messages, context)
-        if !outcome.outgoing.isEmpty {
-            let produced = try await OutgoingProducer(producer: context.producer, deadLetterTopic: topics.deadLetter, logger: logger)
-                .produce(outcome.outgoing)
-            for _ in produced.failed { countPoison(.deadLetter) }
-            outcome.rejections += produced.failed
-            if !produced.rerouted.isEmpty { outcome.deadLetterRerouted(produced.rerouted) }
-            outcome.outgoing = produced.sent
+        let processor = context.processor
+        let policy = processor.intakePolicy()
+        let budget = context.permits.partBudget
+        // Decoded a part at a time (and one message past it, so the part knows where it
+        // ends): a batch of wide messages never holds more than a part decoded.
+        var ready: [BatchProcessor.Decoded] = []
+        var least = 0
+        var next = messages.startIndex
+        var parts = 0
+        while next < messages.endIndex || !ready.isEmpty {
+            while next < messages.endIndex, ready.isEmpty || least <= budget {
+                let entry = processor.decode(messages[next], policy: policy)
+                next += 1
+                least += entry.leastDeliveries
+                ready.append(entry)
+            }
+            let part = try await processIsolating(ready[...], context)
+            do {
+                var outcome = part.outcome
+                if !outcome.outgoing.isEmpty {
+                    let produced = try await OutgoingProducer(producer: context.producer, deadLetterTopic: topics.deadLetter, logger: logger)
+                        .produce(outcome.outgoing)
+                    for _ in produced.failed { countPoison(.deadLetter) }
+                    outcome.rejections += produced.failed
+                    if !produced.rerouted.isEmpty { outcome.deadLetterRerouted(produced.rerouted) }
+                    outcome.outgoing = produced.sent
+                }
+                let written = try await writeIsolating(outcome, context)
+                context.permits.release(part.permits)
+                count(outcome, written: written, messages: part.taken, batch: parts == 0)
+            } catch {
+                context.permits.release(part.permits)
+                throw error
+            }
+            least -= ready.prefix(part.taken).reduce(0) { $0 + $1.leastDeliveries }
+            ready.removeFirst(part.taken)
+            parts += 1
         }
-        let written = try await writeIsolating(outcome, context)
         try Task.checkCancellation()
         for (tp, offset) in context.book.complete(ticket) {
             do { try context.consumer.storeOffset(tp, offset: offset) } catch {
                 logger.warning("offset store failed", metadata: ["kafka.partition": "\(tp)", "kafka.offset": "\(offset)", "error": "\(error)"])
             }
         }
-        count(outcome, written: written, messages: messages.count)
     }
 
-    /// `process`, with a batch that PostgreSQL refuses with a data error
-    /// bisected until the message behind it is found and dead-lettered.
-    /// Every query of `process` runs before its first send, so a refused
-    /// batch has sent nothing and its halves can simply run again.
-    private func processIsolating(_ messages: [KafkaMessage], _ context: BatchContext) async throws -> BatchOutcome {
+    /// `process` of the batch's next part, with a part that PostgreSQL
+    /// refuses with a data error halved until the message behind it is found
+    /// and dead-lettered (a part of one message). Every query of `process`
+    /// runs before its first send, so a refused part has sent nothing; the
+    /// messages after a smaller part are simply the next part.
+    private func processIsolating(_ batch: ArraySlice<BatchProcessor.Decoded>, _ context: BatchContext) async throws
+        -> BatchProcessor.Processed
+    {
         do {
-            return try await retrying("process batch") { try await context.processor.process(messages) }
+            return try await retrying("process batch") { try await context.processor.process(batch, permits: context.permits) }
         } catch let error as PostgresError where error.isDataError {
-            guard messages.count > 1, let first = messages.first else {
+            guard let first = batch.first else { return BatchProcessor.Processed(outcome: BatchOutcome(), taken: 0, permits: 0) }
+            guard batch.count > 1 else {
                 countPoison(.processing)
-                return messages.first.map { context.processor.poisoned($0, error) } ?? BatchOutcome()
+                return BatchProcessor.Processed(outcome: context.processor.poisoned(first.message, error), taken: 1, permits: 0)
             }
             logger.warning("batch refused by PostgreSQL; isolating the message behind it", metadata: [
-                "kafka.partition": "\(first.topicPartition)", "kafka.offset": "\(first.offset)",
-                "worker.messages": "\(messages.count)", "error": "\(error)",
+                "kafka.partition": "\(first.message.topicPartition)", "kafka.offset": "\(first.message.offset)",
+                "worker.messages": "\(batch.count)", "error": "\(error)",
             ])
-            let middle = messages.count / 2
-            var outcome = try await processIsolating(Array(messages[..<middle]), context)
-            outcome.merge(try await processIsolating(Array(messages[middle...]), context))
-            return outcome
+            return try await processIsolating(batch.prefix(batch.count / 2), context)
         }
     }
 
@@ -68,9 +103,9 @@ extension PushWorkerService {
     }
 
     /// `written`: the batch's delivery rows as the store wrote them (one per key).
-    private func count(_ outcome: BatchOutcome, written: [DeliveryRecord], messages: Int) {
+    private func count(_ outcome: BatchOutcome, written: [DeliveryRecord], messages: Int, batch: Bool) {
         counters.withLock { c in
-            c.batches += 1
+            if batch { c.batches += 1 }
             c.messages += messages
             c.deliveries += outcome.deliveries.count
             c.suppressed += outcome.suppressed

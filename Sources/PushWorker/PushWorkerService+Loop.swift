@@ -17,6 +17,7 @@ extension PushWorkerService {
         let partitionLimit = configuration.worker.maxInFlightPerPartition
         let patience = configuration.worker.boundPatience
         let linger = configuration.worker.pollLinger
+        let byteLimit = configuration.worker.maxInFlightBytes
         var delayed = DelayedPartitions()
         var pauses = PartitionPauses()
         var atBoundSince: ContinuousClock.Instant?
@@ -26,7 +27,9 @@ extension PushWorkerService {
             func dispatch(_ messages: [KafkaMessage]) {
                 guard !messages.isEmpty else { return }
                 let ticket = context.book.dispatch(messages)
-                group.addTask { try await self.runBatch(messages, ticket: ticket, context) }
+                let bytes = messages.reduce(0) { $0 + $1.byteCount }
+                context.bytes.withLock { $0 += bytes }
+                group.addTask { try await self.runBatch(messages, ticket: ticket, bytes: bytes, context) }
             }
             func forget(_ gone: [KafkaTopicPartition]) {
                 delayed.drop(gone)
@@ -34,7 +37,10 @@ extension PushWorkerService {
             }
             while !isStopping {
                 if let failure = batchFailure.withLock({ $0 }) { throw failure }
-                let room = totalLimit - context.book.inFlightTotal()
+                // Wide messages (a thousand tokens each) fill memory long before the
+                // message bound: past the byte bound there is no room either.
+                let byteRoom = byteLimit - context.bytes.withLock { $0 }
+                let room = byteRoom > 0 ? totalLimit - context.book.inFlightTotal() : 0
                 var stuck = false
                 if room > 0 {
                     atBoundSince = nil
@@ -51,13 +57,13 @@ extension PushWorkerService {
                 }
                 // Stuck at the bound: pause everything before polling, so the poll serves
                 // rebalances and returns nothing.
-                let total = stuck ? totalLimit : Int.max
+                let total = stuck ? (byteRoom > 0 ? totalLimit : 0) : Int.max
                 applyBackpressure(&pauses, context, total: total, perPartition: partitionLimit)
                 let throttled = !pauses.partitions(.backpressure).isEmpty
                 // While throttled, poll briefly so a resume follows a completion closely, and
                 // without linger: the room is small.
                 let polled = try await context.consumer.poll(
-                    maxMessages: max(1, min(batchSize, room)), timeout: throttled ? .milliseconds(10) : .milliseconds(100),
+                    maxMessages: max(1, min(batchSize, room)), maxBytes: max(1, byteRoom), timeout: throttled ? .milliseconds(10) : .milliseconds(100),
                     linger: throttled ? .zero : linger)
                 health?.heartbeat()
                 forget(revoked.withLock { r in defer { r = [] }; return r })
@@ -95,8 +101,12 @@ extension PushWorkerService {
         if !change.resume.isEmpty { try? context.consumer.resume(change.resume) }
         let throttled = pauses.partitions(.backpressure).count
         let sum = inFlight.values.reduce(0, +)
+        let bytes = context.bytes.withLock { $0 }
+        let deliveries = context.permits.inUse
         counters.withLock {
             $0.inFlight = sum
+            $0.inFlightBytes = bytes
+            $0.deliveriesInFlight = deliveries
             $0.partitionsBackpressured = throttled
             $0.backpressurePauses += change.pause.count
         }
@@ -128,8 +138,10 @@ extension PushWorkerService {
 
     /// One batch as a child task. A cancelled batch (drain timeout) is left
     /// unfinished: nothing stored, its offsets stay in flight.
-    private func runBatch(_ messages: [KafkaMessage], ticket: OffsetBook.Ticket, _ context: BatchContext) async throws {
+    private func runBatch(_ messages: [KafkaMessage], ticket: OffsetBook.Ticket, bytes: Int, _ context: BatchContext) async throws {
         defer { context.completions.fire() }
+        // Runs first (defers run in reverse): the loop the fire wakes sees the bytes gone.
+        defer { context.bytes.withLock { $0 -= bytes } }
         do {
             try await handle(messages, ticket: ticket, context)
         } catch where Task.isCancelled || error is CancellationError {

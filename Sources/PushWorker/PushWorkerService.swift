@@ -86,7 +86,8 @@ public final class PushWorkerService: Service, Sendable {
             retryPolicy: configuration.retry.policy,
             maxConcurrentSends: 1024, counters: counters, observer: observer, logger: logger,
             intake: configuration.intake, registry: configuration.registry)
-        let context = BatchContext(consumer: consumer, producer: producer, book: book, processor: processor)
+        let context = BatchContext(consumer: consumer, producer: producer, book: book, processor: processor,
+                                   permits: DeliveryPermits(capacity: configuration.worker.maxDeliveriesInFlight))
 
         logger.info("worker started", metadata: [
             "worker.id": "\(configuration.worker.id)", "kafka.topics": "\(topics.consumed)",
@@ -129,6 +130,10 @@ public final class PushWorkerService: Service, Sendable {
         var processor: BatchProcessor
         /// Fired by every finished batch; the poll loop waits on it at the in-flight bound.
         var completions = BatchCompletionSignal()
+        /// The bound on deliveries in flight, over all batches.
+        var permits: DeliveryPermits
+        /// Bytes of the messages dispatched to batches and not yet finished.
+        var bytes = Locked(0)
     }
 
     /// Assigned partitions get fresh trackers; revoked ones are drained

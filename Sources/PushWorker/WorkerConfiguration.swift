@@ -57,6 +57,16 @@ public struct WorkerConfiguration: Sendable {
         public var maxInFlight: Int?
         /// Messages in flight per partition: at the bound that partition is paused.
         public var maxInFlightPerPartition = 512
+        /// Deliveries (a message × a device, topic or user row) being resolved,
+        /// sent or written at once, over all batches (`DeliveryPermits`): what
+        /// a worker's memory grows with, about 2.4 KB each. A batch over half
+        /// of it is handled in parts. One message larger than the whole bound
+        /// (up to 11,000 deliveries) still goes, alone.
+        public var maxDeliveriesInFlight = 20_000
+        /// Bytes (keys and values) of the messages batches hold, decoded or
+        /// waiting for permits: at the bound the worker takes no more until a
+        /// batch finishes. One poll may pass it by one message.
+        public var maxInFlightBytes = 32 << 20
         /// The effective total in-flight bound.
         public var inFlightLimit: Int { maxInFlight ?? batchSize * maxBatchesInFlight }
         /// Tries of one request that gets no HTTP status (GOAWAY, reset, refused
@@ -238,6 +248,8 @@ extension WorkerConfiguration {
             worker.maxInlineAttempts = try wr.int("max_inline_attempts") ?? worker.maxInlineAttempts
             worker.maxInFlight = try wr.int("max_in_flight") ?? worker.maxInFlight
             worker.maxInFlightPerPartition = try wr.int("max_in_flight_per_partition") ?? worker.maxInFlightPerPartition
+            worker.maxDeliveriesInFlight = try wr.int("max_deliveries_in_flight") ?? worker.maxDeliveriesInFlight
+            worker.maxInFlightBytes = try wr.int("max_in_flight_bytes") ?? worker.maxInFlightBytes
             if let s = try wr.int("drain_timeout_seconds") { worker.drainTimeout = .seconds(s) }
             if let s = try wr.int("revoke_drain_timeout_seconds") { worker.revokeDrainTimeout = .seconds(s) }
             if let ms = try wr.int("poll_linger_ms") {
@@ -312,6 +324,12 @@ extension WorkerConfiguration {
         }
         if !(1...1_000_000).contains(worker.maxInFlightPerPartition) {
             throw ConfigurationError(key: "worker.max_in_flight_per_partition", problem: "must be 1...1000000")
+        }
+        if !(1...10_000_000).contains(worker.maxDeliveriesInFlight) {
+            throw ConfigurationError(key: "worker.max_deliveries_in_flight", problem: "must be 1...10000000")
+        }
+        if !((1 << 20)...(1 << 40)).contains(worker.maxInFlightBytes) {
+            throw ConfigurationError(key: "worker.max_in_flight_bytes", problem: "must be 1 MiB (1048576) ... 1 TiB")
         }
         if !(1...10).contains(worker.maxInlineAttempts) { throw ConfigurationError(key: "worker.max_inline_attempts", problem: "must be 1...10") }
         if !(1...100).contains(database.poolSize) { throw ConfigurationError(key: "database.pool_size", problem: "must be 1...100") }

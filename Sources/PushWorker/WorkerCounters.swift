@@ -39,6 +39,10 @@ public struct WorkerCounters: Sendable {
     public var deadLettersByReason: [String: Int] = [:]
     /// Messages taken and not yet finished right now: `pushfleet_in_flight`.
     public var inFlight = 0
+    /// Deliveries holding permits right now (`DeliveryPermits`): `pushfleet_deliveries_in_flight`.
+    public var deliveriesInFlight = 0
+    /// Bytes (keys and values) of the messages batches hold right now: `pushfleet_in_flight_bytes`.
+    public var inFlightBytes = 0
     /// Partitions assigned right now: `pushfleet_partitions_assigned`.
     public var partitionsAssigned = 0
     /// Partitions paused by backpressure right now.

@@ -198,4 +198,64 @@ final class RecipientResolutionTests: XCTestCase {
         XCTAssertEqual(tight.cut, [0: ["y", "x", "z"]], "once a user is cut, every later one is: the message's order decides")
         XCTAssertTrue(tight.load.isEmpty)
     }
+
+    /// Issue 18's memory bound: a batch whose deliveries pass half the
+    /// permits' capacity is handled in parts, each the prefix whose
+    /// deliveries (direct tokens, and each user's devices as counted) fit,
+    /// with permits held for exactly those; the parts together are what the
+    /// whole batch gives at once.
+    func testABatchIsHandledInPartsThatFitTheDeliveryBound() async throws {
+        let db = try await AnalyticsDatabase.make()
+        let pool = db.pool()
+        defer { Task { await pool.close() } }
+        let now = Date()
+        var events: [DeviceEvent] = []
+        for (user, n) in [("wide", 900), ("mid", 200)] {
+            for i in 0..<n {
+                events.append(DeviceEvent(app: Self.app, platform: .android, token: "\(user)-\(i)", userID: user,
+                                          environment: "production", action: .register, at: now))
+            }
+        }
+        try await OutcomeStore(pool: pool, logger: AnalyticsDatabase.logger).write(BatchOutcome(deviceUpdates: events))
+        func direct(_ prefix: String, _ n: Int) -> String {
+            (0..<n).map { #"{"token": "\#(prefix)-\#($0)", "platform": "android"}"# }.joined(separator: ", ")
+        }
+        let ids = (0..<6).map { _ in UUID() }
+        let messages = [
+            Self.message(Self.notification(id: ids[0], recipients: direct("a", 400)), offset: 0),
+            Self.message(Self.notification(id: ids[1], recipients: direct("b", 400)), offset: 1),
+            Self.message(Self.notification(id: ids[2], recipients: #"{"user_id": "wide"}"#), offset: 2),
+            Self.message(Self.notification(id: ids[3], recipients: #"{"user_id": "mid"}"#), offset: 3),
+            KafkaMessage(topic: "push.notifications", partition: 0, offset: 4, key: nil, value: [0x7B, 0x00, 0xFF]),
+            Self.message(Self.notification(id: ids[5], recipients: direct("c", 1)), offset: 5),
+        ]
+        let processor = try Self.processor(pool)
+        let permits = DeliveryPermits(capacity: 2_000)  // parts of at most 1,000
+        let decoded = processor.decode(messages)
+        var next = 0
+        var parts: [BatchProcessor.Processed] = []
+        while next < decoded.count {
+            let part = try await processor.process(decoded[next...], permits: permits)
+            parts.append(part)
+            next += part.taken
+        }
+        XCTAssertEqual(parts.map(\.taken), [2, 1, 3], "800 | 901 (the user's 900 devices and its row) | 201 + 1 + 1")
+        XCTAssertEqual(parts.map(\.permits), [800, 901, 203])
+        XCTAssertEqual(permits.inUse, 1_904, "held until the caller gives them back")
+        for part in parts { permits.release(part.permits) }
+        XCTAssertEqual(permits.inUse, 0)
+        XCTAssertEqual(parts.map { $0.outcome.deliveries.count }, [800, 900, 201])
+        XCTAssertEqual(parts[2].outcome.rejections.count, 1, "the undecodable message is rejected in its part")
+        XCTAssertEqual(Set(parts[0].outcome.deliveries.map(\.key.notificationID)), Set(ids[0...1]))
+        let whole = try await processor.process(messages)
+        XCTAssertEqual(Set(parts.flatMap { $0.outcome.deliveries.map(\.key.token) }), Set(whole.deliveries.map(\.key.token)))
+        XCTAssertEqual(whole.deliveries.count, 1_901)
+        // A single message over the whole capacity still goes, alone, holding all of it.
+        let small = DeliveryPermits(capacity: 100)
+        let alone = try await processor.process(decoded[0...], permits: small)
+        XCTAssertEqual(alone.taken, 1)
+        XCTAssertEqual(alone.permits, 100)
+        XCTAssertEqual(alone.outcome.deliveries.count, 400)
+        small.release(alone.permits)
+    }
 }

@@ -42,6 +42,17 @@ final class WorkerConfigurationTests: XCTestCase {
         XCTAssertEqual(config.worker.batchSize, 512)
         XCTAssertEqual(config.worker.inFlightLimit, 1024)
 
+        XCTAssertEqual(config.worker.maxDeliveriesInFlight, 20_000)
+        XCTAssertEqual(config.worker.maxInFlightBytes, 32 << 20)
+
+        let bounded = try write("""
+            {"worker": {"max_deliveries_in_flight": 5000, "max_in_flight_bytes": 8388608},
+             "apps": {"shop": {"fcm": {"service_account_path": "/x"}}}}
+            """)
+        let worker = try WorkerConfiguration.load(path: bounded, environment: [:]).worker
+        XCTAssertEqual(worker.maxDeliveriesInFlight, 5_000)
+        XCTAssertEqual(worker.maxInFlightBytes, 8 << 20)
+
         let lingerless = try write("""
             {"worker": {"poll_linger_ms": 0}, "apps": {"shop": {"fcm": {"service_account_path": "/x"}}}}
             """)
@@ -73,6 +84,16 @@ final class WorkerConfigurationTests: XCTestCase {
         e = try loadError(#"{"worker": {"poll_linger_ms": 1001}, \#(app)}"#)
         XCTAssertEqual(e.key, "worker.poll_linger_ms")
         XCTAssertEqual(e.problem, "must be 0...1000")
+
+        e = try loadError(#"{"worker": {"max_deliveries_in_flight": 0}, \#(app)}"#)
+        XCTAssertEqual(e.key, "worker.max_deliveries_in_flight")
+        XCTAssertEqual(e.problem, "must be 1...10000000")
+
+        e = try loadError(#"{"worker": {"max_in_flight_bytes": 1000}, \#(app)}"#)
+        XCTAssertEqual(e.key, "worker.max_in_flight_bytes")
+
+        e = try loadError(#"{"worker": {"max_in_flight_bytes": 1e300}, \#(app)}"#)
+        XCTAssertEqual(e.key, "worker.max_in_flight_bytes")
 
         e = try loadError(#"{"apps": {}}"#)
         XCTAssertEqual(e.key, "apps")

@@ -6,6 +6,8 @@ public enum MetricNames {
     public static let providerRequest = "pushfleet_provider_request_seconds"
     public static let enqueueToAccepted = "pushfleet_enqueue_to_accepted_seconds"
     public static let inFlight = "pushfleet_in_flight"
+    public static let deliveriesInFlight = "pushfleet_deliveries_in_flight"
+    public static let inFlightBytes = "pushfleet_in_flight_bytes"
     public static let retries = "pushfleet_retries_total"
     public static let deadLetters = "pushfleet_dead_letters_total"
     public static let suppressedDuplicates = "pushfleet_suppressed_duplicates_total"

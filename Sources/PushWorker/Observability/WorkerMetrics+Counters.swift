@@ -29,6 +29,8 @@ extension WorkerMetrics {
             }
             for (stage, n) in totals.poisonByStage { poisonRecords(stage: stage, count: n - (last.poisonByStage[stage] ?? 0)) }
             setInFlight(totals.inFlight)
+            gauge(MetricNames.deliveriesInFlight).record(totals.deliveriesInFlight)
+            gauge(MetricNames.inFlightBytes).record(totals.inFlightBytes)
             setPartitionsAssigned(totals.partitionsAssigned)
             previous = totals
         }
