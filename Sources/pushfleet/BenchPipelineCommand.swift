@@ -14,6 +14,15 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Notifications to enqueue (one iOS device each).")
     var notifications = 100_000
 
+    @Option(name: .long, help: "Devices per message (a campaign message; at most 1,000): --notifications / --devices messages are published.")
+    var devices: Int = 1
+
+    @Option(name: .long, help: "worker.max_deliveries_in_flight of the workers (default: the worker's own, 20,000).")
+    var maxDeliveriesInFlight: Int?
+
+    @Option(name: .long, help: "worker.max_in_flight_bytes of the workers (default: the worker's own, 32 MiB).")
+    var maxInFlightBytes: Int?
+
     @Option(name: .long, help: "Worker processes.")
     var workers = 1
 
@@ -62,6 +71,9 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     func validate() throws {
         guard notifications > 0, workers > 0 else { throw ValidationError("--notifications and --workers must be positive") }
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
+        guard (1...1_000).contains(devices), notifications % devices == 0 else {
+            throw ValidationError("--devices must be 1...1000 and divide --notifications")
+        }
         if let maxInFlight, maxInFlight <= 0 { throw ValidationError("--max-in-flight must be positive") }
         if let batchSize, !(1...10_000).contains(batchSize) { throw ValidationError("--batch-size must be 1...10000") }
         if let pollLingerMs, !(0...1_000).contains(pollLingerMs) { throw ValidationError("--poll-linger-ms must be 0...1000") }
@@ -84,7 +96,8 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                                    notifications: notifications, workers: workers, partitions: partitionCount, rate: rate,
                                    kafkaProperties: Self.properties(kafkaProperties), maxInFlight: maxInFlight,
                                    batchSize: batchSize, pollLingerMs: pollLingerMs, connections: connections,
-                                   pgStatements: pgStatements, ids: ids)
+                                   pgStatements: pgStatements, ids: ids, devices: devices,
+                                   maxDeliveriesInFlight: maxDeliveriesInFlight, maxInFlightBytes: maxInFlightBytes)
         let report = try await run.run(timeout: .seconds(timeout))
         say(report.table(title: "pushfleet bench pipeline"))
         if let json { try report.writeJSON(to: json) }

@@ -5,6 +5,11 @@ import PushPostgres
 
 extension BenchPipelineRun {
     func writeConfig(setup: BenchSendSetup, sink: BenchSink, bootstrap: String) throws {
+        let settings: [(String, Int?)] = [
+            ("max_in_flight", maxInFlight), ("batch_size", batchSize), ("poll_linger_ms", pollLingerMs),
+            ("max_deliveries_in_flight", maxDeliveriesInFlight), ("max_in_flight_bytes", maxInFlightBytes),
+        ]
+        let workerSettings: [(String, JSONValue)] = settings.compactMap { key, value in value.map { (key, JSONValue.int(Int64($0))) } }
         let keyPath = directory + "/AuthKey_\(setup.credentials.apnsKeyID).p8"
         try Data(setup.apnsPrivateKeyPEM.utf8).write(to: URL(fileURLWithPath: keyPath), options: .atomic)
         let config: JSONValue = .object([
@@ -13,10 +18,7 @@ extension BenchPipelineRun {
                 ("properties", .object(kafkaProperties.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
             ])),
             ("database", .object([("url", .string(databaseURL)), ("pool_size", .int(4))])),
-            ("worker", .object(
-                (maxInFlight.map { [("max_in_flight", JSONValue.int(Int64($0)))] } ?? [])
-                    + (batchSize.map { [("batch_size", JSONValue.int(Int64($0)))] } ?? [])
-                    + (pollLingerMs.map { [("poll_linger_ms", JSONValue.int(Int64($0)))] } ?? []))),
+            ("worker", .object(workerSettings)),
             ("tls", .object([("ca_bundle", .string(sink.caPath))]
                 + (connections.map { [("max_connections_per_host", JSONValue.int(Int64($0)))] } ?? []))),
             ("observability", .object([("listen", .string("127.0.0.1:0"))])),

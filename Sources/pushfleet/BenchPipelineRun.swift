@@ -30,6 +30,11 @@ struct BenchPipelineRun {
     let pgStatements: Bool
     /// How the publisher makes notification ids.
     let ids: BenchPublisher.IDs
+    /// Devices per message: `notifications / devices` messages are published.
+    var devices = 1
+    /// `worker.max_deliveries_in_flight` and `worker.max_in_flight_bytes`, when set.
+    var maxDeliveriesInFlight: Int?
+    var maxInFlightBytes: Int?
     /// A fresh app name per run, so counts never include an earlier run's rows.
     let app = "com.pushfleet.bench.r" + String(UInt32.random(in: .min ... .max), radix: 16)
     static let topic = "push.notifications"
@@ -49,7 +54,7 @@ struct BenchPipelineRun {
             if pgStatements { try await BenchStatements.reset(url: databaseURL, logger: logger) }
             say("local stack: kafka \(cluster.bootstrapServers) (\(Self.topic) × \(partitions)), sink pid \(sink.process.processIdentifier), app \(app)")
             let publisher = try await BenchPublisher.prepare(
-                app: app, bootstrap: cluster.bootstrapServers, count: notifications, rate: rate, ids: ids, logger: logger)
+                app: app, bootstrap: cluster.bootstrapServers, count: notifications / devices, devices: devices, rate: rate, ids: ids, logger: logger)
 
             var enqueueSeconds = 0.0
             var produced = 0
@@ -69,7 +74,7 @@ struct BenchPipelineRun {
                 publishing = Task { try await publisher.publish() }
             } else {
                 (produced, enqueueSeconds) = try await publisher.publish()
-                say("enqueued \(produced) notifications in \(String(format: "%.1f", enqueueSeconds)) s; starting \(workers) worker(s)")
+                say("enqueued \(produced) messages (\(produced * devices) notifications) in \(String(format: "%.1f", enqueueSeconds)) s; starting \(workers) worker(s)")
                 workStart = ContinuousClock.now
                 workStartDate = Date()
                 try fleet.launch(count: workers)
@@ -100,6 +105,7 @@ struct BenchPipelineRun {
             report.add("machine", "machine", text: BenchUsage.machine())
             report.add("notifications", "notifications", notifications)
             report.add("produced", "produced to Kafka", produced)
+            if devices > 1 { report.add("devices_per_message", "devices per message", devices) }
             report.add("final", "final in PostgreSQL", figures.final)
             report.add("accepted", "accepted", figures.latency.count > 0 ? Int(figures.latency.count) : 0)
             report.add("workers", "worker processes", workers)
@@ -147,7 +153,7 @@ struct BenchPipelineRun {
             report.add("wal_bytes_per_notification", "WAL written per notification", Double(wal) / Double(notifications), "%.0f", unit: "bytes")
             report.add("ledger_bytes_per_notification", "ledger on disk per notification (3 tables, indexes)", Double(ledger) / Double(notifications), "%.0f", unit: "bytes")
             report.add("bench_cpu_seconds", "bench process CPU (mock Kafka, publisher, polling)", selfCPU, "%.3f", unit: "s")
-            if figures.final < notifications || produced < notifications {
+            if figures.final < notifications || produced * devices < notifications {
                 report.warn("only \(figures.final) of \(notifications) final (\(produced) produced): the mock cluster may have dropped data")
             }
             if postmaster == nil { report.warn("PostgreSQL's processes are not on this machine: its CPU figures are not measured (0)") }
