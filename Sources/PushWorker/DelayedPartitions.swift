@@ -8,16 +8,21 @@ import PushKafka
 struct DelayedPartitions {
     private var held: [KafkaTopicPartition: [(message: KafkaMessage, dueAt: Date?)]] = [:]
     private var newlyPaused: Set<KafkaTopicPartition> = []
+    /// Keys, values and headers of the messages held (`KafkaMessage.byteCount`):
+    /// part of what `worker.max_in_flight_bytes` bounds.
+    private(set) var heldBytes = 0
 
     /// Holds `message` if its partition is held already or it is not due.
     mutating func hold(_ message: KafkaMessage, dueAt: Date?, now: Date) -> Bool {
         let tp = message.topicPartition
         if held[tp] != nil {
             held[tp]?.append((message, dueAt))
+            heldBytes += message.byteCount
             return true
         }
         guard let dueAt, dueAt > now else { return false }
         held[tp] = [(message, dueAt)]
+        heldBytes += message.byteCount
         newlyPaused.insert(tp)
         return true
     }
@@ -38,6 +43,7 @@ struct DelayedPartitions {
                 rest = rest.dropFirst()
             }
             guard !ready.isEmpty else { continue }
+            heldBytes -= ready.reduce(0) { $0 + $1.byteCount }
             release(ready)
             if rest.isEmpty {
                 held[tp] = nil
@@ -52,6 +58,7 @@ struct DelayedPartitions {
     /// Forgets partitions this worker no longer owns (not resumed: not ours).
     mutating func drop(_ partitions: [KafkaTopicPartition]) {
         for tp in partitions {
+            heldBytes -= held[tp]?.reduce(0) { $0 + $1.message.byteCount } ?? 0
             held[tp] = nil
             newlyPaused.remove(tp)
         }

@@ -38,8 +38,9 @@ extension PushWorkerService {
             while !isStopping {
                 if let failure = batchFailure.withLock({ $0 }) { throw failure }
                 // Wide messages (a thousand tokens each) fill memory long before the
-                // message bound: past the byte bound there is no room either.
-                let byteRoom = byteLimit - context.bytes.withLock { $0 }
+                // message bound: past the byte bound (batches' messages and held retries)
+                // there is no room either.
+                let byteRoom = byteLimit - context.bytes.withLock { $0 } - delayed.heldBytes
                 let room = byteRoom > 0 ? totalLimit - context.book.inFlightTotal() : 0
                 var stuck = false
                 if room > 0 {
@@ -58,7 +59,7 @@ extension PushWorkerService {
                 // Stuck at the bound: pause everything before polling, so the poll serves
                 // rebalances and returns nothing.
                 let total = stuck ? (byteRoom > 0 ? totalLimit : 0) : Int.max
-                applyBackpressure(&pauses, context, total: total, perPartition: partitionLimit)
+                applyBackpressure(&pauses, context, total: total, perPartition: partitionLimit, heldBytes: delayed.heldBytes)
                 let throttled = !pauses.partitions(.backpressure).isEmpty
                 // While throttled, poll briefly so a resume follows a completion closely, and
                 // without linger: the room is small.
@@ -86,7 +87,7 @@ extension PushWorkerService {
                     }
                 }
                 dispatch(ready)
-                applyBackpressure(&pauses, context, total: total, perPartition: partitionLimit)
+                applyBackpressure(&pauses, context, total: total, perPartition: partitionLimit, heldBytes: delayed.heldBytes)
                 applyCircuitPause(&pauses, context)
             }
             try await drain(context, revoked: revoked, forget: forget, cancel: { group.cancelAll() })
@@ -94,14 +95,15 @@ extension PushWorkerService {
     }
 
     /// Pauses partitions at the in-flight bound and resumes those backpressure paused.
-    private func applyBackpressure(_ pauses: inout PartitionPauses, _ context: BatchContext, total: Int, perPartition: Int) {
+    private func applyBackpressure(_ pauses: inout PartitionPauses, _ context: BatchContext, total: Int, perPartition: Int,
+                                   heldBytes: Int) {
         let inFlight = context.book.inFlightByPartition()
         let change = pauses.backpressure(inFlight: inFlight, total: total, perPartition: perPartition)
         if !change.pause.isEmpty { try? context.consumer.pause(change.pause) }
         if !change.resume.isEmpty { try? context.consumer.resume(change.resume) }
         let throttled = pauses.partitions(.backpressure).count
         let sum = inFlight.values.reduce(0, +)
-        let bytes = context.bytes.withLock { $0 }
+        let bytes = context.bytes.withLock { $0 } + heldBytes
         let deliveries = context.permits.inUse
         counters.withLock {
             $0.inFlight = sum

@@ -63,9 +63,10 @@ public struct WorkerConfiguration: Sendable {
         /// of it is handled in parts. One message larger than the whole bound
         /// (up to 11,000 deliveries) still goes, alone.
         public var maxDeliveriesInFlight = 20_000
-        /// Bytes (keys and values) of the messages batches hold, decoded or
-        /// waiting for permits: at the bound the worker takes no more until a
-        /// batch finishes. One poll may pass it by one message.
+        /// Bytes (keys, values, headers) of the messages batches hold, decoded
+        /// or waiting for permits, and of retries held until due: at the bound
+        /// the worker takes no more until a batch finishes. One poll may pass
+        /// it by one message.
         public var maxInFlightBytes = 32 << 20
         /// The effective total in-flight bound.
         public var inFlightLimit: Int { maxInFlight ?? batchSize * maxBatchesInFlight }

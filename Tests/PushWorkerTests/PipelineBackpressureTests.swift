@@ -66,6 +66,30 @@ final class PipelineBackpressureTests: XCTestCase {
         XCTAssertEqual(pauses.providerCircuit(open: false, partitions: [a, b]).resume, [])
     }
 
+    /// Held retries count against `max_in_flight_bytes` until released or
+    /// forgotten with their partition.
+    func testHeldRetriesCountTheirBytesUntilReleasedOrDropped() {
+        var delayed = DelayedPartitions()
+        let now = Date()
+        func message(_ tp: KafkaTopicPartition, _ offset: Int64, bytes: Int) -> KafkaMessage {
+            KafkaMessage(topic: tp.topic, partition: tp.partition, offset: offset, key: [1, 2], value: [UInt8](repeating: 0, count: bytes),
+                         headers: [("pushfleet-attempt", Array("2".utf8))])
+        }
+        XCTAssertFalse(delayed.hold(message(a, 0, bytes: 100), dueAt: now, now: now), "due now: not held")
+        XCTAssertEqual(delayed.heldBytes, 0)
+        XCTAssertTrue(delayed.hold(message(a, 1, bytes: 100), dueAt: now + 5, now: now))
+        XCTAssertTrue(delayed.hold(message(a, 2, bytes: 50), dueAt: now + 10, now: now))
+        XCTAssertTrue(delayed.hold(message(b, 0, bytes: 1_000), dueAt: now + 5, now: now))
+        let overhead = 2 + "pushfleet-attempt".utf8.count + 1
+        XCTAssertEqual(delayed.heldBytes, 1_150 + 3 * overhead)
+        var released: [KafkaMessage] = []
+        XCTAssertEqual(Set(delayed.due(at: now + 6, releaseInto: { released += $0 })), [b])
+        XCTAssertEqual(released.map(\.offset).sorted(), [0, 1])
+        XCTAssertEqual(delayed.heldBytes, 50 + overhead, "a's second message is still held")
+        delayed.drop([a])
+        XCTAssertEqual(delayed.heldBytes, 0)
+    }
+
     func testRevokedPartitionsAreForgotten() {
         var pauses = PartitionPauses()
         _ = pauses.backpressure(inFlight: [a: 50, b: 50], total: 1000, perPartition: 10)
