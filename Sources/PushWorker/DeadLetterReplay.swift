@@ -80,8 +80,9 @@ public struct DeadLetterReplay: Sendable {
     public func run(deadLetterTopic: String, intakeTopic: String, filter: Filter, dryRun: Bool,
                     each: (Entry) -> Void = { _ in }) async throws -> Report {
         var report = Report()
-        let done = try await replayedOrigins(deadLetterTopic)
         try await reader.scan(topic: deadLetterTopic) { messages in
+            // Per chunk: what an earlier run replayed of these (never the whole table).
+            let done = filter.again ? [] : try await replayedOrigins(deadLetterTopic, of: messages)
             for message in messages {
                 guard report.count < filter.limit else { return false }
                 if let entry = try await consider(message, filter: filter, done: done, dryRun: dryRun,
@@ -159,9 +160,16 @@ public struct DeadLetterReplay: Sendable {
 
     private static func originKey(_ message: KafkaMessage) -> String { "\(message.partition)/\(message.offset)" }
 
-    private func replayedOrigins(_ topic: String) async throws -> Set<String> {
+    /// Which of `messages` an earlier run replayed: one primary-key probe each.
+    private func replayedOrigins(_ topic: String, of messages: [KafkaMessage]) async throws -> Set<String> {
+        guard !messages.isEmpty else { return [] }
         let rows = try await connection.query(
-            "SELECT dlq_partition::text || '/' || dlq_offset::text AS k FROM dlq_replays WHERE dlq_topic = $1", [.text(topic)])
+            """
+            SELECT r.dlq_partition::text || '/' || r.dlq_offset::text AS k
+              FROM unnest($2::int8[], $3::int8[]) AS m(p, o)
+              JOIN dlq_replays r ON r.dlq_topic = $1 AND r.dlq_partition = m.p AND r.dlq_offset = m.o
+            """,
+            [.text(topic), .intArray(messages.map { Int64($0.partition) }), .intArray(messages.map(\.offset))])
         return Set(rows.rows.compactMap { $0["k"] })
     }
 
