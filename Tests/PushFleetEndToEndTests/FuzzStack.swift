@@ -147,7 +147,7 @@ final class FuzzStack {
         let migrate = try await TestEnvironment.run(binary, ["migrate", "--database-url", database.url], timeout: .seconds(120))
         guard migrate.status == 0 else { throw TestFailure("migrate failed: \(migrate.output)") }
 
-        try write("worker.json", json([
+        let config: [String: Any] = [
             "kafka": ["bootstrap_servers": bootstrap, "group_id": "pushfleet-fuzz", "topic_prefix": "push",
                       "properties": ["session.timeout.ms": "6000", "heartbeat.interval.ms": "500"]],
             "database": ["url": database.url, "pool_size": 4],
@@ -163,10 +163,17 @@ final class FuzzStack {
                 "hms": ["app_id": Self.hmsAppID, "client_secret_path": directory + "/hms-secret", "base_url": base,
                         "token_url": base + "/oauth2/v3/token"],
             ]],
-        ]))
+        ]
+        try write("worker.json", json(config))
+        // Worker 0 runs with tight memory bounds, so hostile batches go through it in
+        // parts of 32 deliveries, and a few wide messages fill its byte bound: the
+        // parts, the permits and the byte bound meet every kind of bad input.
+        var tight = config
+        tight["worker"] = ["max_deliveries_in_flight": 64, "max_in_flight_bytes": 1 << 20]
+        try write("worker-tight.json", json(tight))
         for index in 0..<workerCount {
             workers.append(try FuzzProcess(
-                name: "worker-\(index)", binary, ["worker", "--config", directory + "/worker.json"],
+                name: "worker-\(index)", binary, ["worker", "--config", directory + (index == 0 ? "/worker-tight.json" : "/worker.json")],
                 logPath: directory + "/worker-\(index).log",
                 environment: ["PUSHFLEET_EXIT_WITH_PARENT": "1", "PUSHFLEET_LOG_LEVEL": "warning",
                               "PUSHFLEET_WORKER_ID": "fuzz-worker-\(index)"]))
