@@ -132,6 +132,10 @@ final class BatchProcessor: Sendable {
         var outcome: BatchOutcome
         var taken: Int
         var permits: Int
+        /// The valid devices of every user counted so far (0 for none), for
+        /// the next part: a user-id campaign's candidates are counted once,
+        /// not once for every part they wait through.
+        var counted: [AppUser: Int] = [:]
     }
 
     /// Decodes a batch (tests, tools; the worker decodes a part at a time).
@@ -167,7 +171,7 @@ final class BatchProcessor: Sendable {
     /// capacity (at least one message), after taking permits for them; the
     /// caller handles the rest in later calls. Without `permits`, all of it.
     /// Nothing is held when it throws.
-    func process(_ batch: ArraySlice<Decoded>, permits: DeliveryPermits?) async throws -> Processed {
+    func process(_ batch: ArraySlice<Decoded>, permits: DeliveryPermits?, counted: [AppUser: Int] = [:]) async throws -> Processed {
         guard !batch.isEmpty else { return Processed(outcome: BatchOutcome(), taken: 0, permits: 0) }
         let budget = permits?.partBudget ?? Int.max
         // Candidates by the least each message makes; their users' device counts then give
@@ -191,12 +195,19 @@ final class BatchProcessor: Sendable {
             guard case .notification(let n, _) = entry.content else { return [] }
             return n.userRecipients.map { AppUser(app: n.app, userID: $0) }
         })
-        let counts = try await store.deviceCounts(of: users)
+        var counts = counted
+        let uncounted = users.filter { counts[$0] == nil }
+        if !uncounted.isEmpty {
+            let fresh = try await store.deviceCounts(of: uncounted)
+            for user in uncounted { counts[user] = fresh[user] ?? 0 }
+        }
         let plan = UserFanOut(fanOutList(head), counts: counts)
         var taken = 0
         var weight = 0
         for (index, entry) in head.enumerated() {
-            let w = entry.leastDeliveries + (plan.planned[index] ?? 0)
+            // A user sent to makes its devices' deliveries; any other user one row.
+            let users = plan.planned[index] ?? (0, 0)
+            let w = entry.leastDeliveries - users.users + users.devices
             if taken > 0, weight + w > budget { break }
             weight += w
             taken += 1
@@ -204,7 +215,7 @@ final class BatchProcessor: Sendable {
         let held = try await permits?.acquire(weight) ?? 0
         do {
             let outcome = try await process(batch.prefix(taken), counts: counts)
-            return Processed(outcome: outcome, taken: taken, permits: held)
+            return Processed(outcome: outcome, taken: taken, permits: held, counted: counts)
         } catch {
             permits?.release(held)
             throw error

@@ -212,8 +212,9 @@ struct UserFanOut {
     var load: [AppUser: Int] = [:]
     /// Per message (index in the batch), the users left out for the budget.
     var cut: [Int: Set<String>] = [:]
-    /// Per message (index in the batch), the devices it is sent to through its user ids.
-    var planned: [Int: Int] = [:]
+    /// Per message (index in the batch), the devices it is sent to through its user ids,
+    /// and through how many of them.
+    var planned: [Int: (devices: Int, users: Int)] = [:]
 
     /// - Parameters:
     ///   - messages: each message's app and user ids, in the batch's order.
@@ -221,6 +222,7 @@ struct UserFanOut {
     init(_ messages: [(app: String, users: [String])], counts: [AppUser: Int], budget: Int = maxDevicesPerMessage) {
         for (index, message) in messages.enumerated() where !message.users.isEmpty {
             var used = 0
+            var users = 0
             var over = false
             for user in message.users {
                 let key = AppUser(app: message.app, userID: user)
@@ -228,13 +230,14 @@ struct UserFanOut {
                 guard count > 0 else { continue }  // recorded NoValidDevices, costs nothing
                 if !over, used + count <= budget {
                     used += count
+                    users += 1
                     load[key] = count
                 } else {
                     over = true
                     cut[index, default: []].insert(user)
                 }
             }
-            if used > 0 { planned[index] = used }
+            if used > 0 { planned[index] = (used, users) }
         }
     }
 }

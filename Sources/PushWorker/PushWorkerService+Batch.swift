@@ -25,6 +25,7 @@ extension PushWorkerService {
         // Decoded a part at a time (and one message past it, so the part knows where it
         // ends): a batch of wide messages never holds more than a part decoded.
         var ready: [BatchProcessor.Decoded] = []
+        var counted: [AppUser: Int] = [:]
         var least = 0
         var next = messages.startIndex
         var parts = 0
@@ -35,7 +36,7 @@ extension PushWorkerService {
                 least += entry.leastDeliveries
                 ready.append(entry)
             }
-            let part = try await processIsolating(ready[...], context)
+            let part = try await processIsolating(ready[...], counted: counted, context)
             do {
                 var outcome = part.outcome
                 if !outcome.outgoing.isEmpty {
@@ -55,6 +56,17 @@ extension PushWorkerService {
             }
             least -= ready.prefix(part.taken).reduce(0) { $0 + $1.leastDeliveries }
             ready.removeFirst(part.taken)
+            // Only the users of messages still waiting are worth keeping.
+            counted = [:]
+            if !part.counted.isEmpty {
+                for entry in ready {
+                    guard case .notification(let n, _) = entry.content else { continue }
+                    for user in n.userRecipients {
+                        let key = AppUser(app: n.app, userID: user)
+                        if let count = part.counted[key] { counted[key] = count }
+                    }
+                }
+            }
             parts += 1
         }
         try Task.checkCancellation()
@@ -70,11 +82,13 @@ extension PushWorkerService {
     /// and dead-lettered (a part of one message). Every query of `process`
     /// runs before its first send, so a refused part has sent nothing; the
     /// messages after a smaller part are simply the next part.
-    private func processIsolating(_ batch: ArraySlice<BatchProcessor.Decoded>, _ context: BatchContext) async throws
-        -> BatchProcessor.Processed
+    private func processIsolating(_ batch: ArraySlice<BatchProcessor.Decoded>, counted: [AppUser: Int], _ context: BatchContext)
+        async throws -> BatchProcessor.Processed
     {
         do {
-            return try await retrying("process batch") { try await context.processor.process(batch, permits: context.permits) }
+            return try await retrying("process batch") {
+                try await context.processor.process(batch, permits: context.permits, counted: counted)
+            }
         } catch let error as PostgresError where error.isDataError {
             guard let first = batch.first else { return BatchProcessor.Processed(outcome: BatchOutcome(), taken: 0, permits: 0) }
             guard batch.count > 1 else {
@@ -85,7 +99,7 @@ extension PushWorkerService {
                 "kafka.partition": "\(first.message.topicPartition)", "kafka.offset": "\(first.message.offset)",
                 "worker.messages": "\(batch.count)", "error": "\(error)",
             ])
-            return try await processIsolating(batch.prefix(batch.count / 2), context)
+            return try await processIsolating(batch.prefix(batch.count / 2), counted: counted, context)
         }
     }
 

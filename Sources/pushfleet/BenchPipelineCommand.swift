@@ -14,8 +14,11 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Notifications to enqueue (one iOS device each).")
     var notifications = 100_000
 
-    @Option(name: .long, help: "Devices per message (a campaign message; at most 1,000): --notifications / --devices messages are published.")
+    @Option(name: .long, help: "Recipients per message (a campaign message; at most 1,000): device tokens, or user ids with --user-devices.")
     var devices: Int = 1
+
+    @Option(name: .long, help: "Make each recipient a user id with this many registered devices (registered in PostgreSQL before the run).")
+    var userDevices: Int = 0
 
     @Option(name: .long, help: "worker.max_deliveries_in_flight of the workers (default: the worker's own, 20,000).")
     var maxDeliveriesInFlight: Int?
@@ -71,8 +74,10 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     func validate() throws {
         guard notifications > 0, workers > 0 else { throw ValidationError("--notifications and --workers must be positive") }
         if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
-        guard (1...1_000).contains(devices), notifications % devices == 0 else {
-            throw ValidationError("--devices must be 1...1000 and divide --notifications")
+        guard (1...1_000).contains(devices), (0...1_000).contains(userDevices), devices * max(1, userDevices) <= 10_000,
+              notifications % (devices * max(1, userDevices)) == 0 else {
+            throw ValidationError("--devices must be 1...1000, --user-devices 0...1000, their product at most 10,000 (a message's "
+                                  + "fan-out through user ids) and a divisor of --notifications")
         }
         if let maxInFlight, maxInFlight <= 0 { throw ValidationError("--max-in-flight must be positive") }
         if let batchSize, !(1...10_000).contains(batchSize) { throw ValidationError("--batch-size must be 1...10000") }
@@ -96,7 +101,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                                    notifications: notifications, workers: workers, partitions: partitionCount, rate: rate,
                                    kafkaProperties: Self.properties(kafkaProperties), maxInFlight: maxInFlight,
                                    batchSize: batchSize, pollLingerMs: pollLingerMs, connections: connections,
-                                   pgStatements: pgStatements, ids: ids, devices: devices,
+                                   pgStatements: pgStatements, ids: ids, devices: devices, userDevices: userDevices,
                                    maxDeliveriesInFlight: maxDeliveriesInFlight, maxInFlightBytes: maxInFlightBytes)
         let report = try await run.run(timeout: .seconds(timeout))
         say(report.table(title: "pushfleet bench pipeline"))

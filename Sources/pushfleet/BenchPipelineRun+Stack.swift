@@ -64,6 +64,22 @@ extension BenchPipelineRun {
         return backend.flatMap { BenchUsage.parentPID(of: Int32(clamping: $0)) }
     }
 
+    /// `--user-devices`: registers the users the messages name (`u0`, `u1`, …,
+    /// `devices` per message) with `userDevices` iOS devices each, before
+    /// the clock starts.
+    func registerUsers() async throws {
+        let connection = try await PostgresConnection.connect(url: databaseURL, logger: logger)
+        defer { connection.close() }
+        let users = notifications / perMessage * devices
+        _ = try await connection.query(
+            """
+            INSERT INTO devices (app, platform, token, user_id, environment)
+            SELECT $1, 'ios', lpad(to_hex(u), 16, '0') || lpad(to_hex(d), 48, '0'), 'u' || u, 'production'
+              FROM generate_series(0, $2::int8 - 1) AS u, generate_series(0, $3::int8 - 1) AS d
+            """, [.text(app), .int(Int64(users)), .int(Int64(userDevices))])
+        say("registered \(users) users with \(userDevices) devices each")
+    }
+
     /// Polls PostgreSQL until every delivery of this run is final; returns the
     /// seconds since `start`. The count scans the run's rows, so it is not
     /// free for the server the workers write to: the next poll comes after

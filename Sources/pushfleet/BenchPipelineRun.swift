@@ -30,8 +30,12 @@ struct BenchPipelineRun {
     let pgStatements: Bool
     /// How the publisher makes notification ids.
     let ids: BenchPublisher.IDs
-    /// Devices per message: `notifications / devices` messages are published.
+    /// Recipients per message: device tokens, or with `userDevices` user ids.
     var devices = 1
+    /// Devices registered for each user id (0: the recipients are tokens).
+    var userDevices = 0
+    /// Deliveries per message: `notifications / perMessage` messages are published.
+    var perMessage: Int { devices * max(1, userDevices) }
     /// `worker.max_deliveries_in_flight` and `worker.max_in_flight_bytes`, when set.
     var maxDeliveriesInFlight: Int?
     var maxInFlightBytes: Int?
@@ -51,10 +55,11 @@ struct BenchPipelineRun {
             try cluster.createTopic("push.dlq", partitions: 3)
             try writeConfig(setup: setup, sink: sink, bootstrap: cluster.bootstrapServers)
             _ = try await MigrateCommand.migrate(url: databaseURL, directory: try migrationsDirectory(nil), logger: logger)
+            if userDevices > 0 { try await registerUsers() }
             if pgStatements { try await BenchStatements.reset(url: databaseURL, logger: logger) }
             say("local stack: kafka \(cluster.bootstrapServers) (\(Self.topic) × \(partitions)), sink pid \(sink.process.processIdentifier), app \(app)")
             let publisher = try await BenchPublisher.prepare(
-                app: app, bootstrap: cluster.bootstrapServers, count: notifications / devices, devices: devices, rate: rate, ids: ids, logger: logger)
+                app: app, bootstrap: cluster.bootstrapServers, count: notifications / perMessage, devices: devices, users: userDevices > 0, rate: rate, ids: ids, logger: logger)
 
             var enqueueSeconds = 0.0
             var produced = 0
@@ -74,7 +79,7 @@ struct BenchPipelineRun {
                 publishing = Task { try await publisher.publish() }
             } else {
                 (produced, enqueueSeconds) = try await publisher.publish()
-                say("enqueued \(produced) messages (\(produced * devices) notifications) in \(String(format: "%.1f", enqueueSeconds)) s; starting \(workers) worker(s)")
+                say("enqueued \(produced) messages (\(produced * perMessage) notifications) in \(String(format: "%.1f", enqueueSeconds)) s; starting \(workers) worker(s)")
                 workStart = ContinuousClock.now
                 workStartDate = Date()
                 try fleet.launch(count: workers)
@@ -105,7 +110,8 @@ struct BenchPipelineRun {
             report.add("machine", "machine", text: BenchUsage.machine())
             report.add("notifications", "notifications", notifications)
             report.add("produced", "produced to Kafka", produced)
-            if devices > 1 { report.add("devices_per_message", "devices per message", devices) }
+            if perMessage > 1 { report.add("devices_per_message", "deliveries per message", perMessage) }
+            if userDevices > 0 { report.add("user_devices", "through user ids, devices per user", userDevices) }
             report.add("final", "final in PostgreSQL", figures.final)
             report.add("accepted", "accepted", figures.latency.count > 0 ? Int(figures.latency.count) : 0)
             report.add("workers", "worker processes", workers)
@@ -153,7 +159,7 @@ struct BenchPipelineRun {
             report.add("wal_bytes_per_notification", "WAL written per notification", Double(wal) / Double(notifications), "%.0f", unit: "bytes")
             report.add("ledger_bytes_per_notification", "ledger on disk per notification (3 tables, indexes)", Double(ledger) / Double(notifications), "%.0f", unit: "bytes")
             report.add("bench_cpu_seconds", "bench process CPU (mock Kafka, publisher, polling)", selfCPU, "%.3f", unit: "s")
-            if figures.final < notifications || produced * devices < notifications {
+            if figures.final < notifications || produced * perMessage < notifications {
                 report.warn("only \(figures.final) of \(notifications) final (\(produced) produced): the mock cluster may have dropped data")
             }
             if postmaster == nil { report.warn("PostgreSQL's processes are not on this machine: its CPU figures are not measured (0)") }

@@ -25,8 +25,10 @@ final class BenchPublisher: Sendable {
 
     let app: String
     let count: Int
-    /// Device tokens per message.
+    /// Recipients per message.
     let devices: Int
+    /// Recipients are user ids (`u<n>`), not tokens.
+    let users: Bool
     let ids: IDs
     /// Notifications per second, or nil to enqueue them all at once.
     let rate: Double?
@@ -38,23 +40,24 @@ final class BenchPublisher: Sendable {
     /// sink share. Enqueue-first runs encode as they go (flat memory for 1M).
     private let encoded: [(key: [UInt8], value: [UInt8])]
 
-    private init(app: String, count: Int, devices: Int, rate: Double?, ids: IDs, publisher: NotificationPublisher) {
+    private init(app: String, count: Int, devices: Int, users: Bool, rate: Double?, ids: IDs, publisher: NotificationPublisher) {
         self.app = app
         self.count = count
         self.devices = devices
+        self.users = users
         self.rate = rate
         self.ids = ids
         self.publisher = publisher
         let createdAt = self.createdAt
         self.encoded = rate == nil ? [] : (0..<count).map {
-            Self.message($0, app: app, createdAt: createdAt, id: ids.make(), devices: devices)
+            Self.message($0, app: app, createdAt: createdAt, id: ids.make(), devices: devices, users: users)
         }
     }
 
     /// Creates the producer, connects it and reads the intake topic's metadata
     /// (else the first messages' enqueue time would include that), and encodes
     /// a paced run's messages.
-    static func prepare(app: String, bootstrap: String, count: Int, devices: Int = 1, rate: Double?, ids: IDs,
+    static func prepare(app: String, bootstrap: String, count: Int, devices: Int = 1, users: Bool = false, rate: Double?, ids: IDs,
                         logger: Logger) async throws -> BenchPublisher {
         // Enqueue-first: bigger producer batches (linger 100 ms instead of 5). The mock
         // broker answers a fetch with one message set per partition (a real broker
@@ -69,7 +72,7 @@ final class BenchPublisher: Sendable {
             await publisher.close()
             throw error
         }
-        return BenchPublisher(app: app, count: count, devices: devices, rate: rate, ids: ids, publisher: publisher)
+        return BenchPublisher(app: app, count: count, devices: devices, users: users, rate: rate, ids: ids, publisher: publisher)
     }
 
     /// Publishes the notifications, all at once (at most 10,000 awaiting
@@ -100,7 +103,7 @@ final class BenchPublisher: Sendable {
                             inFlight -= 1
                             acknowledged += 1
                         }
-                        let (key, value) = rate == nil ? Self.message(next, app: app, createdAt: createdAt, id: ids.make(), devices: devices)
+                        let (key, value) = rate == nil ? Self.message(next, app: app, createdAt: createdAt, id: ids.make(), devices: devices, users: users)
                             : encoded[next]
                         group.addTask { [publisher] in _ = try await publisher.publishRaw(value, key: key) }
                         inFlight += 1
@@ -119,16 +122,19 @@ final class BenchPublisher: Sendable {
 
     /// Notification i as the pipeline bench publishes it: key and intake JSON
     /// (also what `bench core` and `bench send` decode).
-    /// With `devices` over 1, a campaign message: that many tokens, keyed by the first.
-    static func message(_ i: Int, app: String, createdAt: Date, id: UUID = UUID(), devices: Int = 1) -> (key: [UInt8], value: [UInt8]) {
+    /// With `devices` over 1, a campaign message: that many tokens, keyed by the first;
+    /// with `users`, that many user ids (`u<i × devices + k>`) instead.
+    static func message(_ i: Int, app: String, createdAt: Date, id: UUID = UUID(), devices: Int = 1,
+                        users: Bool = false) -> (key: [UInt8], value: [UInt8]) {
         var rng = SplitMix64(seed: UInt64(i) &* 0x9E37_79B9 &+ 17)
         let tokens = (0..<max(1, devices)).map { _ in (0..<4).map { _ in String(format: "%016llx", rng.next()) }.joined() }
         let token = tokens[0]
-        let n = PushNotification(
+        var n = PushNotification(
             id: id, app: app, createdAt: createdAt, expiresAt: createdAt.addingTimeInterval(3600),
-            recipients: tokens.map { Recipient(token: $0, platform: .ios) },
+            recipients: users ? [] : tokens.map { Recipient(token: $0, platform: .ios) },
             alert: PushNotification.Alert(title: "Your order shipped", body: "Order #\(i) is on its way."),
             badge: 1, data: [("order_id", .string(String(i)))])
-        return (Array(token.utf8), n.intakeJSON().encoded())
+        if users { n.userRecipients = (0..<max(1, devices)).map { "u\(i * devices + $0)" } }
+        return (Array((users ? n.userRecipients[0] : token).utf8), n.intakeJSON().encoded())
     }
 }

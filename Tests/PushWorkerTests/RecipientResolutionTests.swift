@@ -235,13 +235,15 @@ final class RecipientResolutionTests: XCTestCase {
         var next = 0
         var parts: [BatchProcessor.Processed] = []
         while next < decoded.count {
-            let part = try await processor.process(decoded[next...], permits: permits)
+            let part = try await processor.process(decoded[next...], permits: permits, counted: parts.last?.counted ?? [:])
             parts.append(part)
             next += part.taken
         }
-        XCTAssertEqual(parts.map(\.taken), [2, 1, 3], "800 | 901 (the user's 900 devices and its row) | 201 + 1 + 1")
-        XCTAssertEqual(parts.map(\.permits), [800, 901, 203])
-        XCTAssertEqual(permits.inUse, 1_904, "held until the caller gives them back")
+        XCTAssertEqual(parts.map(\.taken), [2, 1, 3], "800 | 900 (the user's devices) | 200 + 1 + 1")
+        let wide = AppUser(app: Self.app, userID: "wide"), mid = AppUser(app: Self.app, userID: "mid")
+        XCTAssertEqual(parts[0].counted, [wide: 900, mid: 200], "the first part's candidates reach the users of the next parts")
+        XCTAssertEqual(parts.map(\.permits), [800, 900, 202])
+        XCTAssertEqual(permits.inUse, 1_902, "held until the caller gives them back")
         for part in parts { permits.release(part.permits) }
         XCTAssertEqual(permits.inUse, 0)
         XCTAssertEqual(parts.map { $0.outcome.deliveries.count }, [800, 900, 201])
@@ -250,6 +252,10 @@ final class RecipientResolutionTests: XCTestCase {
         let whole = try await processor.process(messages)
         XCTAssertEqual(Set(parts.flatMap { $0.outcome.deliveries.map(\.key.token) }), Set(whole.deliveries.map(\.key.token)))
         XCTAssertEqual(whole.deliveries.count, 1_901)
+        // A later part plans with the counts it is given (never counts a user twice):
+        // told "mid" has 5, it loads 5 of its 200.
+        let planned = try await processor.process(decoded[3...3], permits: nil, counted: [mid: 5])
+        XCTAssertEqual(planned.outcome.deliveries.count, 5)
         // A single message over the whole capacity still goes, alone, holding all of it.
         let small = DeliveryPermits(capacity: 100)
         let alone = try await processor.process(decoded[0...], permits: small)
