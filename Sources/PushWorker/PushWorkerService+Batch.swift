@@ -37,36 +37,11 @@ extension PushWorkerService {
                 ready.append(entry)
             }
             let part = try await processIsolating(ready[...], counted: counted, context)
-            do {
-                var outcome = part.outcome
-                if !outcome.outgoing.isEmpty {
-                    let produced = try await OutgoingProducer(producer: context.producer, deadLetterTopic: topics.deadLetter, logger: logger)
-                        .produce(outcome.outgoing)
-                    for _ in produced.failed { countPoison(.deadLetter) }
-                    outcome.rejections += produced.failed
-                    if !produced.rerouted.isEmpty { outcome.deadLetterRerouted(produced.rerouted) }
-                    outcome.outgoing = produced.sent
-                }
-                let written = try await writeIsolating(outcome, context)
-                context.permits.release(part.permits)
-                count(outcome, written: written, messages: part.taken, batch: parts == 0)
-            } catch {
-                context.permits.release(part.permits)
-                throw error
-            }
+            defer { context.permits.release(part.permits) }
+            try await finish(part, firstOfBatch: parts == 0, context)
             least -= ready.prefix(part.taken).reduce(0) { $0 + $1.leastDeliveries }
             ready.removeFirst(part.taken)
-            // Only the users of messages still waiting are worth keeping.
-            counted = [:]
-            if !part.counted.isEmpty {
-                for entry in ready {
-                    guard case .notification(let n, _) = entry.content else { continue }
-                    for user in n.userRecipients {
-                        let key = AppUser(app: n.app, userID: user)
-                        if let count = part.counted[key] { counted[key] = count }
-                    }
-                }
-            }
+            counted = Self.counts(part.counted, of: ready)
             parts += 1
         }
         try Task.checkCancellation()
@@ -75,6 +50,36 @@ extension PushWorkerService {
                 logger.warning("offset store failed", metadata: ["kafka.partition": "\(tp)", "kafka.offset": "\(offset)", "error": "\(error)"])
             }
         }
+    }
+
+    /// Produces a processed part's retries and dead letters (waiting for Kafka's
+    /// acknowledgement) and writes its outcome.
+    private func finish(_ part: BatchProcessor.Processed, firstOfBatch: Bool, _ context: BatchContext) async throws {
+        var outcome = part.outcome
+        if !outcome.outgoing.isEmpty {
+            let produced = try await OutgoingProducer(producer: context.producer, deadLetterTopic: topics.deadLetter, logger: logger)
+                .produce(outcome.outgoing)
+            for _ in produced.failed { countPoison(.deadLetter) }
+            outcome.rejections += produced.failed
+            if !produced.rerouted.isEmpty { outcome.deadLetterRerouted(produced.rerouted) }
+            outcome.outgoing = produced.sent
+        }
+        let written = try await writeIsolating(outcome, context)
+        count(outcome, written: written, messages: part.taken, batch: firstOfBatch)
+    }
+
+    /// The counts of the users the waiting messages name: only those are worth keeping.
+    private static func counts(_ counted: [AppUser: Int], of waiting: [BatchProcessor.Decoded]) -> [AppUser: Int] {
+        guard !counted.isEmpty else { return [:] }
+        var kept: [AppUser: Int] = [:]
+        for entry in waiting {
+            guard case .notification(let n, _) = entry.content else { continue }
+            for user in n.userRecipients {
+                let key = AppUser(app: n.app, userID: user)
+                if let count = counted[key] { kept[key] = count }
+            }
+        }
+        return kept
     }
 
     /// `process` of the batch's next part, with a part that PostgreSQL
