@@ -136,6 +136,18 @@ final class BatchProcessor: Sendable {
         /// the next part: a user-id campaign's candidates are counted once,
         /// not once for every part they wait through.
         var counted: [AppUser: Int] = [:]
+        /// `handledKey` of every delivery key the part handled or suppressed, so
+        /// a later part of the batch suppresses a repeat, as one part does.
+        var handled: Set<Int> = []
+    }
+
+    /// A delivery key's notification id and token, hashed: what a batch's later
+    /// parts check repeats against (8 bytes a key, not the key).
+    static func handledKey(_ key: DeliveryKey) -> Int {
+        var hasher = Hasher()
+        hasher.combine(key.notificationID)
+        hasher.combine(key.token)
+        return hasher.finalize()
     }
 
     /// Decodes a batch (tests, tools; the worker decodes a part at a time).
@@ -171,7 +183,8 @@ final class BatchProcessor: Sendable {
     /// capacity (at least one message), after taking permits for them; the
     /// caller handles the rest in later calls. Without `permits`, all of it.
     /// Nothing is held when it throws.
-    func process(_ batch: ArraySlice<Decoded>, permits: DeliveryPermits?, counted: [AppUser: Int] = [:]) async throws -> Processed {
+    func process(_ batch: ArraySlice<Decoded>, permits: DeliveryPermits?, counted: [AppUser: Int] = [:],
+                 handled: Set<Int> = []) async throws -> Processed {
         guard !batch.isEmpty else { return Processed(outcome: BatchOutcome(), taken: 0, permits: 0) }
         let budget = permits?.partBudget ?? Int.max
         // Candidates by the least each message makes; their users' device counts then give
@@ -214,15 +227,18 @@ final class BatchProcessor: Sendable {
         }
         let held = try await permits?.acquire(weight) ?? 0
         do {
-            let outcome = try await process(batch.prefix(taken), counts: counts)
-            return Processed(outcome: outcome, taken: taken, permits: held, counted: counts)
+            let (outcome, keys) = try await process(batch.prefix(taken), counts: counts, handled: handled)
+            return Processed(outcome: outcome, taken: taken, permits: held, counted: counts, handled: keys)
         } catch {
             permits?.release(held)
             throw error
         }
     }
 
-    private func process(_ part: ArraySlice<Decoded>, counts: [AppUser: Int]) async throws -> BatchOutcome {
+    /// Also returns `handledKey` of each key the part handled.
+    private func process(_ part: ArraySlice<Decoded>, counts: [AppUser: Int], handled: Set<Int>) async throws
+        -> (BatchOutcome, Set<Int>)
+    {
         var outcome = BatchOutcome()
         var decoded: [WorkItem.Source] = []
         let policy = intakePolicy()
@@ -296,7 +312,9 @@ final class BatchProcessor: Sendable {
             for index in 0..<(direct.count + found.count) {
                 let (recipient, fcmTarget, environment) = index < direct.count ? (direct[index], nil, nil) : found[index - direct.count]
                 let key = DeliveryKey(notificationID: id, token: recipient.token, createdAt: createdAt)
-                if seen.insert(key).inserted {
+                if !handled.isEmpty, handled.contains(Self.handledKey(key)) {
+                    outcome.suppressed += 1  // an earlier part of the batch had it
+                } else if seen.insert(key).inserted {
                     var item = WorkItem(source: source, recipient: recipient, fcmTarget: fcmTarget, key: key)
                     item.environment = environment == "sandbox" ? .sandbox : nil
                     item.direct = index < direct.count
@@ -337,7 +355,7 @@ final class BatchProcessor: Sendable {
         // Cancelled at shutdown: nothing of this batch is produced, written or stored.
         if outcome.cancelled { throw CancellationError() }
         scheduleRetries(&outcome)
-        return outcome
+        return (outcome, Set(seen.map(Self.handledKey)))
     }
 
     /// A device token named directly is checked against the registry: whether

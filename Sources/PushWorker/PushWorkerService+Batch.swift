@@ -26,6 +26,7 @@ extension PushWorkerService {
         // ends): a batch of wide messages never holds more than a part decoded.
         var ready: [BatchProcessor.Decoded] = []
         var counted: [AppUser: Int] = [:]
+        var handled = Set<Int>()  // keys of the parts before (a repeat in a later part is suppressed)
         var least = 0
         var next = messages.startIndex
         var parts = 0
@@ -36,12 +37,13 @@ extension PushWorkerService {
                 least += entry.leastDeliveries
                 ready.append(entry)
             }
-            let part = try await processIsolating(ready[...], counted: counted, context)
+            let part = try await processIsolating(ready[...], counted: counted, handled: handled, context)
             defer { context.permits.release(part.permits) }
             try await finish(part, firstOfBatch: parts == 0, context)
             least -= ready.prefix(part.taken).reduce(0) { $0 + $1.leastDeliveries }
             ready.removeFirst(part.taken)
             counted = Self.counts(part.counted, of: ready)
+            if !ready.isEmpty || next < messages.endIndex { handled.formUnion(part.handled) }
             parts += 1
         }
         try Task.checkCancellation()
@@ -87,12 +89,12 @@ extension PushWorkerService {
     /// and dead-lettered (a part of one message). Every query of `process`
     /// runs before its first send, so a refused part has sent nothing; the
     /// messages after a smaller part are simply the next part.
-    private func processIsolating(_ batch: ArraySlice<BatchProcessor.Decoded>, counted: [AppUser: Int], _ context: BatchContext)
-        async throws -> BatchProcessor.Processed
+    private func processIsolating(_ batch: ArraySlice<BatchProcessor.Decoded>, counted: [AppUser: Int], handled: Set<Int>,
+                                  _ context: BatchContext) async throws -> BatchProcessor.Processed
     {
         do {
             return try await retrying("process batch") {
-                try await context.processor.process(batch, permits: context.permits, counted: counted)
+                try await context.processor.process(batch, permits: context.permits, counted: counted, handled: handled)
             }
         } catch let error as PostgresError where error.isDataError {
             guard let first = batch.first else { return BatchProcessor.Processed(outcome: BatchOutcome(), taken: 0, permits: 0) }
@@ -104,7 +106,7 @@ extension PushWorkerService {
                 "kafka.partition": "\(first.message.topicPartition)", "kafka.offset": "\(first.message.offset)",
                 "worker.messages": "\(batch.count)", "error": "\(error)",
             ])
-            return try await processIsolating(batch.prefix(batch.count / 2), counted: counted, context)
+            return try await processIsolating(batch.prefix(batch.count / 2), counted: counted, handled: handled, context)
         }
     }
 

@@ -228,25 +228,31 @@ final class RecipientResolutionTests: XCTestCase {
             Self.message(Self.notification(id: ids[3], recipients: #"{"user_id": "mid"}"#), offset: 3),
             KafkaMessage(topic: "push.notifications", partition: 0, offset: 4, key: nil, value: [0x7B, 0x00, 0xFF]),
             Self.message(Self.notification(id: ids[5], recipients: direct("c", 1)), offset: 5),
+            // The first message again (a producer's retry): one batch sends it once, whatever its parts.
+            Self.message(Self.notification(id: ids[0], recipients: direct("a", 400)), offset: 6),
         ]
         let processor = try Self.processor(pool)
         let permits = DeliveryPermits(capacity: 2_000)  // parts of at most 1,000
         let decoded = processor.decode(messages)
         var next = 0
         var parts: [BatchProcessor.Processed] = []
+        var handled = Set<Int>()
         while next < decoded.count {
-            let part = try await processor.process(decoded[next...], permits: permits, counted: parts.last?.counted ?? [:])
+            let part = try await processor.process(decoded[next...], permits: permits, counted: parts.last?.counted ?? [:],
+                                                   handled: handled)
+            handled.formUnion(part.handled)
+            XCTAssertEqual(permits.inUse, part.permits, "the part holds its permits until the caller gives them back")
+            permits.release(part.permits)
             parts.append(part)
             next += part.taken
         }
-        XCTAssertEqual(parts.map(\.taken), [2, 1, 3], "800 | 900 (the user's devices) | 200 + 1 + 1")
+        XCTAssertEqual(parts.map(\.taken), [2, 1, 4], "800 | 900 (the user's devices) | 200 + 1 + 1 + the repeat (400 at most)")
         let wide = AppUser(app: Self.app, userID: "wide"), mid = AppUser(app: Self.app, userID: "mid")
         XCTAssertEqual(parts[0].counted, [wide: 900, mid: 200], "the first part's candidates reach the users of the next parts")
-        XCTAssertEqual(parts.map(\.permits), [800, 900, 202])
-        XCTAssertEqual(permits.inUse, 1_902, "held until the caller gives them back")
-        for part in parts { permits.release(part.permits) }
+        XCTAssertEqual(parts.map(\.permits), [800, 900, 602])
         XCTAssertEqual(permits.inUse, 0)
         XCTAssertEqual(parts.map { $0.outcome.deliveries.count }, [800, 900, 201])
+        XCTAssertEqual(parts[2].outcome.suppressed, 400, "the repeat of the first part's message is suppressed, not sent again")
         XCTAssertEqual(parts[2].outcome.rejections.count, 1, "the undecodable message is rejected in its part")
         XCTAssertEqual(Set(parts[0].outcome.deliveries.map(\.key.notificationID)), Set(ids[0...1]))
         let whole = try await processor.process(messages)
