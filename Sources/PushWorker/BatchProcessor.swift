@@ -136,9 +136,10 @@ final class BatchProcessor: Sendable {
         /// the next part: a user-id campaign's candidates are counted once,
         /// not once for every part they wait through.
         var counted: [AppUser: Int] = [:]
-        /// `handledKey` of every delivery key the part handled or suppressed, so
-        /// a later part of the batch suppresses a repeat, as one part does.
-        var handled: Set<Int> = []
+        /// Every delivery key the part handled, so a later part of the batch
+        /// suppresses a repeat, as one part does (the caller keeps their
+        /// `handledKey`s only when a later part follows).
+        var handled: Set<DeliveryKey> = []
     }
 
     /// A delivery key's notification id and token, hashed: what a batch's later
@@ -235,9 +236,9 @@ final class BatchProcessor: Sendable {
         }
     }
 
-    /// Also returns `handledKey` of each key the part handled.
+    /// Also returns the keys the part handled.
     private func process(_ part: ArraySlice<Decoded>, counts: [AppUser: Int], handled: Set<Int>) async throws
-        -> (BatchOutcome, Set<Int>)
+        -> (BatchOutcome, Set<DeliveryKey>)
     {
         var outcome = BatchOutcome()
         var decoded: [WorkItem.Source] = []
@@ -355,7 +356,7 @@ final class BatchProcessor: Sendable {
         // Cancelled at shutdown: nothing of this batch is produced, written or stored.
         if outcome.cancelled { throw CancellationError() }
         scheduleRetries(&outcome)
-        return (outcome, Set(seen.map(Self.handledKey)))
+        return (outcome, seen)
     }
 
     /// A device token named directly is checked against the registry: whether

@@ -43,7 +43,7 @@ extension PushWorkerService {
             least -= ready.prefix(part.taken).reduce(0) { $0 + $1.leastDeliveries }
             ready.removeFirst(part.taken)
             counted = Self.counts(part.counted, of: ready)
-            if !ready.isEmpty || next < messages.endIndex { handled.formUnion(part.handled) }
+            if !ready.isEmpty || next < messages.endIndex { handled.formUnion(part.handled.lazy.map(BatchProcessor.handledKey)) }
             parts += 1
         }
         try Task.checkCancellation()

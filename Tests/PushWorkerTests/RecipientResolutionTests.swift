@@ -240,7 +240,7 @@ final class RecipientResolutionTests: XCTestCase {
         while next < decoded.count {
             let part = try await processor.process(decoded[next...], permits: permits, counted: parts.last?.counted ?? [:],
                                                    handled: handled)
-            handled.formUnion(part.handled)
+            handled.formUnion(part.handled.map(BatchProcessor.handledKey))
             XCTAssertEqual(permits.inUse, part.permits, "the part holds its permits until the caller gives them back")
             permits.release(part.permits)
             parts.append(part)
