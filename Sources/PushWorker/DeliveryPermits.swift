@@ -74,13 +74,12 @@ final class DeliveryPermits: Sendable {
     /// taken, to give back with `release`. Throws `CancellationError` if the
     /// task is cancelled while it waits (nothing is then held).
     func acquire(_ count: Int) async throws -> Int {
-        let (id, taken) = state.withLock { s -> (UInt64, Int?) in
-            let cost = s.permits.cost(count)
-            if s.permits.tryTake(count) { return (0, cost) }
+        let (id, cost, taken) = state.withLock { s -> (UInt64, Int, Bool) in
+            if s.permits.tryTake(count) { return (0, s.permits.cost(count), true) }
             s.nextID += 1
-            return (s.nextID, nil)
+            return (s.nextID, s.permits.cost(count), false)
         }
-        if let taken { return taken }
+        if taken { return cost }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 // Queued and parked under one lock hold, so a release or a cancellation finds it.
@@ -105,7 +104,7 @@ final class DeliveryPermits: Sendable {
             }
             continuation?.resume(throwing: CancellationError())
         }
-        return state.withLock { $0.permits.cost(count) }
+        return cost
     }
 
     /// Gives back what `acquire` returned.
