@@ -97,10 +97,10 @@ extension PushWorkerService {
                 try await context.processor.process(batch, permits: context.permits, counted: counted, handled: handled)
             }
         } catch let error as PostgresError where error.isDataError {
-            guard let first = batch.first else { return BatchProcessor.Processed(outcome: BatchOutcome(), taken: 0, permits: 0) }
-            guard batch.count > 1 else {
+            guard batch.count > 1, let first = batch.first else {
                 countPoison(.processing)
-                return BatchProcessor.Processed(outcome: context.processor.poisoned(first.message, error), taken: 1, permits: 0)
+                let outcome = batch.first.map { context.processor.poisoned($0.message, error) } ?? BatchOutcome()
+                return BatchProcessor.Processed(outcome: outcome, taken: batch.count, permits: 0)
             }
             logger.warning("batch refused by PostgreSQL; isolating the message behind it", metadata: [
                 "kafka.partition": "\(first.message.topicPartition)", "kafka.offset": "\(first.message.offset)",
