@@ -327,11 +327,17 @@ final class BatchProcessor: Sendable {
             }
         }
         try await resolveRegistry(&items, lookups)
-        // Only an id the ledger has seen can have a final row: a new campaign costs no probe of `deliveries`.
-        let alreadyFinal = try await store.finalKeys(items.map(\.key).filter { knownIDs.contains($0.notificationID) })
-        if !alreadyFinal.isEmpty {
-            outcome.suppressed += alreadyFinal.count
-            items.removeAll { alreadyFinal.contains($0.key) }
+        // Only an id the ledger has seen can have a row: a new campaign costs no probe of `deliveries`.
+        // A final row is never sent again. A row waiting on a retry tier belongs to
+        // the retry message: a copy from the intake topic (a producer's repeat, or
+        // the batch again after a worker died past its write) is not sent, which
+        // would skip the retry's back-off (a 429's retry-after among it) and, beside
+        // the retry in flight on another worker, reach the device twice.
+        let ledger = try await store.ledgerStates(items.map(\.key).filter { knownIDs.contains($0.notificationID) })
+        if !ledger.final.isEmpty || !ledger.retrying.isEmpty {
+            let before = items.count
+            items.removeAll { ledger.final.contains($0.key) || ($0.source.tier == nil && ledger.retrying.contains($0.key)) }
+            outcome.suppressed += before - items.count
         }
         var sends: [(WorkItem, ProviderRequest, ProviderRouter.AppClients)] = []
         for item in items {

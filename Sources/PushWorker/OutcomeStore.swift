@@ -28,15 +28,27 @@ final class OutcomeStore: Sendable {
 
     static let finalStatuses = DeliveryStatus.allCases.filter(\.isFinal).map { "'\($0.rawValue)'" }.joined(separator: ",")
 
+    /// What the ledger says of a batch's keys: those that already have a
+    /// final status, and those waiting on a retry tier (`retrying`).
+    struct LedgerStates: Sendable, Equatable {
+        var final: Set<DeliveryKey> = []
+        var retrying: Set<DeliveryKey> = []
+    }
+
     /// The keys among `keys` that already have a final status.
+    func finalKeys(_ keys: [DeliveryKey]) async throws -> Set<DeliveryKey> {
+        try await ledgerStates(keys).final
+    }
+
+    /// The keys among `keys` that already have a final status, or wait on a retry tier.
     ///
     /// The status is filtered here, not in SQL: with `status IN (...)` in the
     /// query PostgreSQL probes the (status, created_at) index and filters every
     /// row of that status and timestamp, which for a campaign (one created_at
     /// for all its rows) grows with the table (2.5 s for 256 keys over 100k
     /// rows); on the primary key alone it is one probe per key (8 ms).
-    func finalKeys(_ keys: [DeliveryKey]) async throws -> Set<DeliveryKey> {
-        guard !keys.isEmpty else { return [] }
+    func ledgerStates(_ keys: [DeliveryKey]) async throws -> LedgerStates {
+        guard !keys.isEmpty else { return LedgerStates() }
         let rows = try await pool.withConnection { connection in
             // Prepared, and written so that any plan, also the generic one PostgreSQL
             // switches to after five runs (it does not know the arrays' length), probes
@@ -56,13 +68,16 @@ final class OutcomeStore: Sendable {
                 [.uuidArray(keys.map(\.notificationID)), .textArray(keys.map(\.token)), .timestampArray(keys.map(\.createdAt))])
         }
         // Almost always nothing is final yet: skip building the lookup (three strings per key).
-        guard !rows.rows.isEmpty else { return [] }
+        guard !rows.rows.isEmpty else { return LedgerStates() }
         var byID: [String: [DeliveryKey]] = [:]
         for key in keys { byID[key.notificationID.uuidString.lowercased() + "|" + key.token, default: []].append(key) }
-        var result = Set<DeliveryKey>()
+        var result = LedgerStates()
         for row in rows.rows {
-            guard let n = row["n"], let t = row["t"], row["s"].flatMap(DeliveryStatus.init(rawValue:))?.isFinal == true else { continue }
-            for key in byID[n.lowercased() + "|" + t] ?? [] { result.insert(key) }
+            guard let n = row["n"], let t = row["t"], let status = row["s"].flatMap(DeliveryStatus.init(rawValue:)) else { continue }
+            guard status.isFinal || status == .retrying else { continue }
+            for key in byID[n.lowercased() + "|" + t] ?? [] {
+                if status.isFinal { result.final.insert(key) } else { result.retrying.insert(key) }
+            }
         }
         return result
     }

@@ -197,6 +197,51 @@ final class DeliverySemanticsTests: XCTestCase {
         try await stack.close()
     }
 
+    /// A copy of a notification on the intake topic (a producer's repeat, or
+    /// the batch again after a worker died past its outcome write) whose
+    /// delivery already waits on a retry tier is not sent: the retry message
+    /// carries it. The retry itself is sent, and once final the intake copy
+    /// stays suppressed.
+    func testAnIntakeRepeatOfADeliveryWaitingOnARetryTierIsNotSent() async throws {
+        let stack = try await Self.stack()
+        let store = OutcomeStore(pool: stack.pool, logger: AnalyticsDatabase.logger)
+        let (processor, router) = try stack.processor(store: store)
+        try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil), count: 1)])
+        let id = UUID()
+        let token = Self.token(105)
+        let intake = Self.message(id: id, tokens: [token], offset: 7)
+        let first = try await processor.process([intake])
+        XCTAssertEqual(first.deliveries.map(\.status), [.retrying])
+        let retries = first.outgoing.filter { $0.topic.hasPrefix("push.retry.") }
+        XCTAssertEqual(retries.count, 1)
+        try await store.write(first)
+        XCTAssertEqual(stack.apnsRequests, 1)
+
+        let repeated = try await processor.process([Self.message(id: id, tokens: [token], offset: 8)])
+        try await store.write(repeated)
+        XCTAssertEqual(repeated.suppressed, 1, "the intake copy waits for the retry tier's")
+        XCTAssertTrue(repeated.deliveries.isEmpty && repeated.outgoing.isEmpty)
+        XCTAssertEqual(stack.apnsRequests, 1, "not sent again from intake")
+
+        let retry = try XCTUnwrap(retries.first)
+        let fromTier = try await processor.process([
+            KafkaMessage(topic: retry.topic, partition: 0, offset: 0, key: retry.key, value: retry.value, headers: retry.headers),
+        ])
+        XCTAssertEqual(fromTier.deliveries.map(\.status), [.accepted], "the retry tier's copy is sent")
+        try await store.write(fromTier)
+        XCTAssertEqual(stack.apnsRequests, 2)
+
+        let late = try await processor.process([Self.message(id: id, tokens: [token], offset: 9)])
+        XCTAssertEqual(late.suppressed, 1)
+        XCTAssertEqual(stack.apnsRequests, 2)
+        let rows = try await stack.db.connection.query(
+            "SELECT status, attempts FROM deliveries WHERE notification_id = $1", [.uuid(id)])
+        XCTAssertEqual(rows.rows.map { $0["status"] }, ["accepted"])
+        XCTAssertEqual(rows.rows.map { $0["attempts"] }, ["2"])
+        router.shutdown()
+        try await stack.close()
+    }
+
     // MARK: 4. A failed credential fetch is not an attempt
 
     func testAFailingTokenEndpointSpendsNoAttemptAndWritesNoAttemptRow() async throws {
