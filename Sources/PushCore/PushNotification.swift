@@ -128,7 +128,10 @@ public struct PushNotification: Sendable, Equatable {
         self.apns = apns
         self.fcm = fcm
         if keepsAPNsPayload, recipients.contains(where: { $0.platform == .ios }) {
-            apnsPayload = APNsTranslator.payload(for: self)
+            // Rendered into a local first: `apnsPayload = payload(for: self)` reads
+            // `self` while it writes a field of it, so `self` was copied whole for the call.
+            let rendered = APNsTranslator.payload(for: self)
+            apnsPayload = rendered
         }
     }
 
