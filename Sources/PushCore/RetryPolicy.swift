@@ -39,6 +39,15 @@ public struct RetryPolicy: Sendable, Equatable {
         self.tiers = tiers.sorted { $0.delay < $1.delay }
     }
 
+    /// How long after its last attempt a delivery waiting on a retry tier is
+    /// taken to still have its retry message coming: the longest wait a retry
+    /// can be given (the largest tier, or the longest `Retry-After` honoured),
+    /// plus an hour for the tier's consumers to be behind. Past it the retry
+    /// message is presumed lost, and a copy from the intake topic is sent.
+    public var retryOwnership: Duration {
+        max(tiers.last?.delay ?? .zero, .seconds(RetryAfter.maxSeconds)) + .seconds(3_600)
+    }
+
     /// Decide after attempt number `attempt` (1-based) failed transiently.
     /// `jitter` is a random value in 0..<1 (full jitter between half and all of the backoff).
     /// The delay is the first tier at least as long as the backoff (or the

@@ -332,11 +332,19 @@ final class BatchProcessor: Sendable {
         // the retry message: a copy from the intake topic (a producer's repeat, or
         // the batch again after a worker died past its write) is not sent, which
         // would skip the retry's back-off (a 429's retry-after among it) and, beside
-        // the retry in flight on another worker, reach the device twice.
+        // the retry in flight on another worker, reach the device twice. Only while
+        // the retry can still be coming: past `retryOwnership` after the last attempt,
+        // the retry message is presumed lost (its topic deleted or past retention),
+        // and the intake copy is sent.
         let ledger = try await store.ledgerStates(items.map(\.key).filter { knownIDs.contains($0.notificationID) })
         if !ledger.final.isEmpty || !ledger.retrying.isEmpty {
+            let owned = now.addingTimeInterval(-retryPolicy.retryOwnership.seconds)
             let before = items.count
-            items.removeAll { ledger.final.contains($0.key) || ($0.source.tier == nil && ledger.retrying.contains($0.key)) }
+            items.removeAll { item in
+                if ledger.final.contains(item.key) { return true }
+                guard item.source.tier == nil, let last = ledger.retrying[item.key] else { return false }
+                return last > owned
+            }
             outcome.suppressed += before - items.count
         }
         var sends: [(WorkItem, ProviderRequest, ProviderRouter.AppClients)] = []

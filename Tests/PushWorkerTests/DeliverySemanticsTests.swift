@@ -238,6 +238,29 @@ final class DeliverySemanticsTests: XCTestCase {
             "SELECT status, attempts FROM deliveries WHERE notification_id = $1", [.uuid(id)])
         XCTAssertEqual(rows.rows.map { $0["status"] }, ["accepted"])
         XCTAssertEqual(rows.rows.map { $0["attempts"] }, ["2"])
+
+        // A retry that is long overdue is presumed lost (its topic deleted, or past
+        // retention): past `retryOwnership` after the last attempt, an intake copy is sent.
+        try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil), count: 1)])
+        let lostID = UUID()
+        let lostToken = Self.token(106)
+        let waiting = try await processor.process([Self.message(id: lostID, tokens: [lostToken], offset: 10)])
+        XCTAssertEqual(waiting.deliveries.map(\.status), [.retrying])
+        try await store.write(waiting)
+        let ownership = RetryPolicy().retryOwnership.seconds
+        XCTAssertEqual(ownership, 7_200, "the longest Retry-After honoured (1 h), plus an hour")
+        let requestsBefore = stack.apnsRequests
+        _ = try await stack.db.connection.query(
+            "UPDATE deliveries SET last_attempt_at = last_attempt_at - make_interval(secs => $2) WHERE notification_id = $1",
+            [.uuid(lostID), .double(ownership - 60)])
+        let stillOwned = try await processor.process([Self.message(id: lostID, tokens: [lostToken], offset: 11)])
+        XCTAssertEqual(stillOwned.suppressed, 1, "a minute inside the window the retry still owns it")
+        _ = try await stack.db.connection.query(
+            "UPDATE deliveries SET last_attempt_at = last_attempt_at - interval '2 minutes' WHERE notification_id = $1", [.uuid(lostID)])
+        let overdue = try await processor.process([Self.message(id: lostID, tokens: [lostToken], offset: 12)])
+        XCTAssertEqual(overdue.suppressed, 0)
+        XCTAssertEqual(overdue.deliveries.map(\.status), [.accepted], "a minute past the window the intake copy is sent")
+        XCTAssertEqual(stack.apnsRequests - requestsBefore, 1)
         router.shutdown()
         try await stack.close()
     }

@@ -118,8 +118,20 @@ final class PipelineOverlapTests: XCTestCase {
         XCTAssertEqual(row["provider_status"], "200")
         let attempts = try await db.row("SELECT count(*) AS n FROM delivery_attempts WHERE token = 'tok-overlap'")
         XCTAssertEqual(attempts["n"], "2", "both writes appended their attempt")
-        let final = try await store.finalKeys([key, DeliveryKey(notificationID: UUID(), token: "other", createdAt: now)])
-        XCTAssertEqual(final, [key], "the ledger check sees the written final row")
+        let states = try await store.ledgerStates([key, DeliveryKey(notificationID: UUID(), token: "other", createdAt: now)])
+        XCTAssertEqual(states, OutcomeStore.LedgerStates(final: [key], retrying: [:]), "the ledger check sees the written final row")
+        // A row that only ever waited on a retry tier is reported as such, not as final.
+        let waiting = DeliveryKey(notificationID: UUID(), token: "tok-waiting", createdAt: now)
+        try await store.write(BatchOutcome(deliveries: [
+            DeliveryRecord(key: waiting, app: "app.overlap", platform: .ios, status: .retrying, attempts: 1,
+                           providerStatus: 429, providerReason: "TooManyRequests", providerMessageID: nil, detail: nil,
+                           enqueuedAt: now, firstAttemptAt: now, lastAttemptAt: now, finalAt: nil),
+        ]))
+        let both = try await store.ledgerStates([key, waiting])
+        XCTAssertEqual(both.final, [key])
+        XCTAssertEqual(Array(both.retrying.keys), [waiting])
+        XCTAssertEqual(try XCTUnwrap(both.retrying[waiting]).timeIntervalSince1970, now.timeIntervalSince1970, accuracy: 0.001,
+                       "with the time of its last attempt")
         await pool.close()
     }
 
@@ -145,8 +157,8 @@ final class PipelineOverlapTests: XCTestCase {
         let moved = try await store.ledgerIDs([written: later])
         XCTAssertEqual(moved.known, [written])
         XCTAssertEqual(moved.createdAt, [written: now], "a later message with the id is filed under the first created_at")
-        let final = try await store.finalKeys([key])
-        XCTAssertEqual(final, [key], "a known id's final row is found by the probe the lookup gates")
+        let states = try await store.ledgerStates([key])
+        XCTAssertEqual(states.final, [key], "a known id's final row is found by the probe the lookup gates")
         await pool.close()
     }
 }
