@@ -123,6 +123,12 @@ final class BatchProcessor: Sendable {
             guard case .notification(let n, _) = content else { return 1 }
             return max(1, n.recipients.count + n.fcmTargets.count + n.userRecipients.count)
         }
+
+        /// The user ids the message sends to, with its app.
+        var users: [AppUser] {
+            guard case .notification(let n, _) = content else { return [] }
+            return n.userRecipients.map { AppUser(app: n.app, userID: $0) }
+        }
     }
 
     /// What `process(_:permits:)` did: the outcome of the first `taken`
@@ -205,10 +211,7 @@ final class BatchProcessor: Sendable {
                 return (n.app, n.userRecipients)
             }
         }
-        let users = Set(head.flatMap { entry -> [AppUser] in
-            guard case .notification(let n, _) = entry.content else { return [] }
-            return n.userRecipients.map { AppUser(app: n.app, userID: $0) }
-        })
+        let users = Set(head.flatMap(\.users))
         var counts = counted
         let uncounted = users.filter { counts[$0] == nil }
         if !uncounted.isEmpty {

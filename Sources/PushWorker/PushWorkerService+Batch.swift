@@ -74,12 +74,8 @@ extension PushWorkerService {
     private static func counts(_ counted: [AppUser: Int], of waiting: [BatchProcessor.Decoded]) -> [AppUser: Int] {
         guard !counted.isEmpty else { return [:] }
         var kept: [AppUser: Int] = [:]
-        for entry in waiting {
-            guard case .notification(let n, _) = entry.content else { continue }
-            for user in n.userRecipients {
-                let key = AppUser(app: n.app, userID: user)
-                if let count = counted[key] { kept[key] = count }
-            }
+        for user in waiting.lazy.flatMap(\.users) {
+            if let count = counted[user] { kept[user] = count }
         }
         return kept
     }
