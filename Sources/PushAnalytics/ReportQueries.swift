@@ -34,7 +34,7 @@ public enum ReportQueries {
                    COALESCE(avg(extract(epoch FROM last_attempt_at - first_attempt_at)), 0)::float8 AS s
             FROM deliveries
             WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text)
-              AND status NOT IN ('pending', 'retrying') AND attempts > 0
+              AND status NOT IN ('pending', 'retrying', 'parked') AND attempts > 0
             GROUP BY 1 ORDER BY 1
             """, [.timestamp(since), app.map(PostgresValue.text) ?? .null])
         return try rows.rows.map { r in

@@ -139,6 +139,16 @@ extension CircuitBreaker {
         }
     }
 
+    /// While half-open: whether a probe may still go (the others wait for
+    /// the probes' outcome). Always true while closed, false while open.
+    public var hasProbeSlot: Bool {
+        switch state {
+        case .closed: true
+        case .open: false
+        case .halfOpen: probesInFlight < configuration.halfOpenProbes
+        }
+    }
+
     private mutating func takeProbe() -> Bool {
         guard probesInFlight < configuration.halfOpenProbes else { return false }
         probesInFlight += 1

@@ -38,6 +38,10 @@ public enum ProviderOutcome: Sendable, Equatable {
 public enum DeliveryStatus: String, Sendable, CaseIterable {
     case pending
     case retrying
+    /// Not sent yet because its provider could not take it (open circuit,
+    /// rate limit, no credential): parked in Kafka, no attempt spent, until
+    /// the provider can take it again.
+    case parked
     case accepted
     case delivered
     case opened
@@ -49,7 +53,7 @@ public enum DeliveryStatus: String, Sendable, CaseIterable {
     /// Final statuses are never sent again.
     public var isFinal: Bool {
         switch self {
-        case .pending, .retrying: false
+        case .pending, .retrying, .parked: false
         default: true
         }
     }

@@ -68,7 +68,7 @@ public struct TokenBucketLimiter: Sendable {
         case waitUntil(ContinuousClock.Instant)
     }
 
-    public let configuration: Configuration
+    public private(set) var configuration: Configuration
     /// The rate in force now (requests per second); nil when unlimited.
     public private(set) var currentRate: Double?
     /// Tokens as of `stamp` (negative: reserved ahead).
@@ -115,6 +115,31 @@ extension TokenBucketLimiter {
         tokens = min(tokens, 0)
         if let current = stamp, current > pauseEnd { return }
         stamp = pauseEnd
+    }
+
+    /// When a token is free again, if not at `now`: the end of a pause, or
+    /// the time the tokens reserved ahead are earned back. Reserves nothing.
+    public mutating func nextFree(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        refill(now: now)
+        guard let stamp else { return nil }
+        if tokens >= 1 { return stamp > now ? stamp : nil }
+        guard let rate = currentRate, rate > 0 else { return stamp > now ? stamp : nil }
+        let due = stamp + Self.duration(seconds: (1 - tokens) / rate)
+        return due > now ? due : nil
+    }
+
+    /// Sets the ceiling (requests per second, one second of burst): a
+    /// replica's share of a fleet-wide quota, which moves as partitions move.
+    /// The rate in force follows at once where it was at the ceiling, and
+    /// never exceeds the new one.
+    public mutating func setCeiling(ratePerSecond ceiling: Double, now: ContinuousClock.Instant) {
+        guard ceiling > 0, ceiling.isFinite else { return }
+        refill(now: now)
+        let atCeiling = currentRate == configuration.ratePerSecond
+        configuration.ratePerSecond = ceiling
+        configuration.burst = max(1, ceiling)
+        currentRate = atCeiling ? ceiling : min(currentRate ?? ceiling, ceiling)
+        tokens = min(tokens, configuration.burst)
     }
 
     /// When the current pause ends, if one is in force at `now`.

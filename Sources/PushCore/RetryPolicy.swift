@@ -16,6 +16,16 @@ public struct RetryTier: Sendable, Equatable {
     ]
 }
 
+/// What to do with a delivery its provider could not take.
+public enum HoldDecision: Sendable, Equatable {
+    /// Park it; the worker that reads it looks again from `due`.
+    case park(due: Date)
+    /// Held past its limit: dead-letter it.
+    case exhausted(limit: Duration)
+    /// It would expire before it could go: record it expired.
+    case expired
+}
+
 /// What to do after a failed attempt.
 public enum RetryDecision: Sendable, Equatable {
     /// Re-send after `delay` via `tier`, as attempt number `attempt`.
@@ -32,6 +42,13 @@ public struct RetryPolicy: Sendable, Equatable {
     public var maxAttempts: Int
     public var baseDelay: Duration
     public var tiers: [RetryTier]
+    /// The longest a delivery stays parked because its provider could not
+    /// take it (an outage, a rate limit) before it is dead-lettered.
+    public var maxHold: Duration = .seconds(24 * 3_600)
+    /// The longest a delivery stays parked because no credential could be had
+    /// for its app (a token endpoint that refuses, a key that cannot sign):
+    /// an operator has to act, and the dead letter says so.
+    public var maxCredentialHold: Duration = .seconds(3_600)
 
     public init(maxAttempts: Int = 5, baseDelay: Duration = .seconds(5), tiers: [RetryTier] = RetryTier.defaults) {
         self.maxAttempts = maxAttempts
@@ -47,6 +64,29 @@ public struct RetryPolicy: Sendable, Equatable {
     public var retryOwnership: Duration {
         max(tiers.last?.delay ?? .zero, .seconds(RetryAfter.maxSeconds)) + .seconds(3_600)
     }
+
+    /// How long after it was last parked a parked delivery is taken to still
+    /// have its parked message coming (the longest hold, plus an hour): a copy
+    /// from the intake topic is not sent meanwhile.
+    public var parkOwnership: Duration { max(maxHold, maxCredentialHold) + .seconds(3_600) }
+
+    /// What becomes of a delivery its provider could not take: parked until
+    /// `retryAfter` has passed (at least a second, at most `maxParkDelay`:
+    /// the worker holding the parked message looks again then, and sooner
+    /// if the provider can take it), expired if it would expire by then, or
+    /// dead-lettered once held longer than its limit since `heldSince`.
+    public func decideHeld(heldSince: Date, credential: Bool, retryAfter: Duration?, expiresAt: Date?, now: Date) -> HoldDecision {
+        let limit = credential ? maxCredentialHold : maxHold
+        if now.timeIntervalSince(heldSince) >= limit.seconds { return .exhausted(limit: limit) }
+        let wait = min(max(retryAfter ?? .seconds(1), .seconds(1)), Self.maxParkDelay)
+        let due = now.addingTimeInterval(wait.seconds)
+        if let expiresAt, due >= expiresAt { return .expired }
+        return .park(due: due)
+    }
+
+    /// The longest a parked message asks to be left alone: the worker holding
+    /// it looks again at least this often, whatever the provider's `Retry-After`.
+    public static let maxParkDelay = Duration.seconds(600)
 
     /// Decide after attempt number `attempt` (1-based) failed transiently.
     /// `jitter` is a random value in 0..<1 (full jitter between half and all of the backoff).

@@ -50,12 +50,13 @@ public final class KafkaMockCluster: @unchecked Sendable {
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError.rdKafka(err, "create topic \(name)") }
     }
 
-    /// Creates the fleet's topics: the intake with `intakePartitions`, every
-    /// other topic (retry tiers, dead letters, devices, receipts) with `partitions`.
+    /// Creates the fleet's topics: each lane's intake with `intakePartitions`,
+    /// every other topic (retry tiers, parked, dead letters, devices,
+    /// receipts) with `partitions`.
     public func createFleetTopics(_ topics: TopicNames, intakePartitions: Int32, partitions: Int32 = 3) throws {
-        try createTopic(topics.intake, partitions: intakePartitions)
-        for topic in topics.retryTopics + [topics.deadLetter, topics.devices, topics.receipts] {
-            try createTopic(topic, partitions: partitions)
+        let intakes = Set(Lane.allCases.map { topics.topics(of: $0).intake })
+        for topic in topics.all {
+            try createTopic(topic, partitions: intakes.contains(topic) ? intakePartitions : partitions)
         }
     }
 

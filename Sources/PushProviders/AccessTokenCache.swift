@@ -79,6 +79,13 @@ final class AccessTokenCache: Sendable {
         }
     }
 
+    /// The end of the back-off after a failed fetch, while one is in force:
+    /// sends fail fast until then, so a held send waits at least that long.
+    func failingUntil() -> Date? {
+        let now = currentTime()
+        return state.withLock { state in state.failure.flatMap { $0.until > now ? $0.until : nil } }
+    }
+
     /// Forgets `token` (the provider refused it) unless a newer one already replaced it.
     func invalidate(token: String) {
         state.withLock { state in

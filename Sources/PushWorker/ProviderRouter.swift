@@ -19,6 +19,7 @@ final class ProviderRouter: Sendable {
 
     let http: HTTP2ClientPool
     private let apps: [String: AppClients]
+    private let configuration: WorkerConfiguration
 
     init(configuration: WorkerConfiguration, logger: Logger) throws {
         var httpConfiguration = HTTPClientConfiguration()
@@ -33,7 +34,7 @@ final class ProviderRouter: Sendable {
                 appLogger[metadataKey: "push.app"] = "\(name)"
                 var clients = AppClients(context: TranslationContext(apnsTopic: app.apns?.topic, fcmProjectID: nil))
                 if let apns = app.apns {
-                    let policy = Self.policy(.apnsDefault, configuration, rate: apns.rateLimitPerSecond)
+                    let policy = Self.policy(.apnsDefault, configuration, rate: apns.rateLimitPerSecond ?? apns.fleetRateLimitPerSecond)
                     let apnsConfiguration: APNsClientConfiguration
                     if let certificate = apns.certificate {
                         var passphrase: String?
@@ -74,7 +75,7 @@ final class ProviderRouter: Sendable {
                         try FCMClient(
                             configuration: FCMClientConfiguration(
                                 baseURL: fcm.baseURL, serviceAccount: account, tokenURIOverride: fcm.tokenURI,
-                                policy: Self.policy(.fcmDefault, configuration, rate: fcm.rateLimitPerSecond)),
+                                policy: Self.policy(.fcmDefault, configuration, rate: fcm.rateLimitPerSecond ?? fcm.fleetRateLimitPerSecond)),
                             http: try http.client(for: "fcm"), logger: appLogger)
                     }
                 }
@@ -93,15 +94,46 @@ final class ProviderRouter: Sendable {
         }
         self.http = http
         self.apps = apps
+        self.configuration = configuration
     }
 
     func clients(for app: String) -> AppClients? { apps[app] }
 
-    /// True while any provider client's circuit breaker is open (cool-down not over).
-    var anyCircuitOpen: Bool {
-        apps.values.contains { clients in
-            (clients.apns.map { !$0.isAcceptingWork } ?? false) || (clients.fcm.map { !$0.isAcceptingWork } ?? false)
-                || (clients.webpush.map { !$0.isAcceptingWork } ?? false) || (clients.hms.map { !$0.isAcceptingWork } ?? false)
+    /// When `party`'s client can take a send again; nil when it can now, or
+    /// when the party has no client (the pipeline then records why).
+    func heldUntil(_ party: HeldParty, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        guard let clients = apps[party.app] else { return nil }
+        switch party.provider {
+        case .apns: return clients.apns?.heldUntil(now: now)
+        case .fcm: return clients.fcm?.heldUntil(now: now)
+        case .hms: return clients.hms?.heldUntil(now: now)
+        case .webpush: return party.host.flatMap { clients.webpush?.heldUntil(service: $0, now: now) }
+        }
+    }
+
+    /// The provider clients with a fleet-wide quota, with that quota in
+    /// requests per second.
+    private var fleetQuotas: [(client: any ProviderHolding, quota: Int)] {
+        apps.sorted { $0.key < $1.key }.flatMap { name, clients -> [(client: any ProviderHolding, quota: Int)] in
+            guard let app = configuration.apps[name] else { return [] }
+            var out: [(client: any ProviderHolding, quota: Int)] = []
+            if let client = clients.apns, let quota = app.apns?.fleetRateLimitPerSecond { out.append((client, quota)) }
+            if let client = clients.fcm, let quota = app.fcm?.fleetRateLimitPerSecond { out.append((client, quota)) }
+            if let client = clients.hms, let quota = app.hms?.fleetRateLimitPerSecond { out.append((client, quota)) }
+            return out
+        }
+    }
+
+    /// Whether any client has a fleet-wide quota to take a share of.
+    var hasFleetQuotas: Bool { !fleetQuotas.isEmpty }
+
+    /// Sets every fleet-wide quota's ceiling to `share` of it (this replica's
+    /// part of the group's partitions); a share never takes a client below
+    /// one request per second.
+    func applyQuotaShare(_ share: Double) {
+        let share = min(max(share, 0), 1)
+        for (client, quota) in fleetQuotas {
+            client.setRateCeiling(max(1, Double(quota) * share))
         }
     }
 
@@ -171,7 +203,7 @@ final class ProviderRouter: Sendable {
                 configuration: HMSClientConfiguration(
                     appID: hms.appID, clientSecret: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
                     baseURL: hms.baseURL, tokenURL: hms.tokenURL,
-                    policy: policy(.hmsDefault, configuration, rate: hms.rateLimitPerSecond), clientID: hms.clientID),
+                    policy: policy(.hmsDefault, configuration, rate: hms.rateLimitPerSecond ?? hms.fleetRateLimitPerSecond), clientID: hms.clientID),
                 http: try http.client(for: "hms"), logger: logger)
         }
     }

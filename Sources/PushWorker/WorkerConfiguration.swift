@@ -30,6 +30,17 @@ public struct WorkerConfiguration: Sendable {
         public var topicPrefix = TopicNames.defaultPrefix
         /// Extra librdkafka properties passed through unchanged.
         public var properties: [String: String] = [:]
+        /// The bulk lane's consumer group (`kafka.bulk_group_id`; nil: `<group_id>.bulk`).
+        public var bulkGroupID: String?
+
+        /// The consumer group of `lane`'s consumer: each lane has its own, so
+        /// its lag, its assignment and its scaling are its own.
+        public func groupID(for lane: Lane) -> String {
+            switch lane {
+            case .interactive: groupID
+            case .bulk: bulkGroupID ?? groupID + ".bulk"
+            }
+        }
     }
 
     public struct Database: Sendable {
@@ -70,7 +81,21 @@ public struct WorkerConfiguration: Sendable {
         /// the worker takes no more until a batch finishes. One poll may pass
         /// it by one message.
         public var maxInFlightBytes = 32 << 20
-        /// The effective total in-flight bound.
+        /// The share of `maxDeliveriesInFlight` the bulk lane may always hold
+        /// when it has work (`worker.bulk_floor_fraction`): a campaign never
+        /// starves, however busy the interactive lane is.
+        public var bulkFloorFraction = 0.25
+        /// The share of `maxDeliveriesInFlight` the bulk lane leaves free for
+        /// interactive work beyond its floor (`worker.interactive_reserve_fraction`):
+        /// a one-time code never waits for a campaign's permits.
+        public var interactiveReserveFraction = 0.25
+        /// `bulkFloorFraction` of the delivery bound, in deliveries.
+        public var bulkFloor: Int { max(1, Int(exactly: (Double(maxDeliveriesInFlight) * bulkFloorFraction).rounded(.down)) ?? 1) }
+        /// `interactiveReserveFraction` of the delivery bound, in deliveries.
+        public var interactiveReserve: Int {
+            max(0, Int(exactly: (Double(maxDeliveriesInFlight) * interactiveReserveFraction).rounded(.down)) ?? 0)
+        }
+        /// The effective in-flight bound, per lane.
         public var inFlightLimit: Int { maxInFlight ?? batchSize * maxBatchesInFlight }
         /// Tries of one request that gets no HTTP status (GOAWAY, reset, refused
         /// stream), all made at once by the provider client on a healthy
@@ -97,7 +122,18 @@ public struct WorkerConfiguration: Sendable {
         /// open circuit lets held-back requests try again. nil: the providers' defaults.
         public var circuitOpenDuration: Duration?
         public var circuitMinimumRequests: Int?
-        public var policy: RetryPolicy { RetryPolicy(maxAttempts: maxAttempts, baseDelay: baseDelay, tiers: tiers) }
+        /// How long a delivery may stay parked for a provider that cannot take
+        /// it (`retry.max_parked_seconds`) before it is dead-lettered.
+        public var maxHold: Duration = RetryPolicy().maxHold
+        /// How long a delivery may stay parked for a credential that cannot be
+        /// had (`retry.max_credential_wait_seconds`) before it is dead-lettered.
+        public var maxCredentialHold: Duration = RetryPolicy().maxCredentialHold
+        public var policy: RetryPolicy {
+            var policy = RetryPolicy(maxAttempts: maxAttempts, baseDelay: baseDelay, tiers: tiers)
+            policy.maxHold = maxHold
+            policy.maxCredentialHold = maxCredentialHold
+            return policy
+        }
     }
 
     public struct TLS: Sendable {
@@ -136,6 +172,8 @@ public struct WorkerConfiguration: Sendable {
         public var certificate: Certificate?
         /// This app's APNs send rate ceiling (nil: none; a 429 still slows it down).
         public var rateLimitPerSecond: Int?
+        /// A rate ceiling for the whole fleet, of which each replica takes its share.
+        public var fleetRateLimitPerSecond: Int?
     }
 
     /// An APNs client certificate: PEM (certificate + key, or both in one
@@ -156,6 +194,8 @@ public struct WorkerConfiguration: Sendable {
         public var tokenURI: String?
         /// This project's FCM send rate ceiling (nil: FCM's default 600,000/min = 10,000/s).
         public var rateLimitPerSecond: Int?
+        /// A rate ceiling for the whole fleet, of which each replica takes its share.
+        public var fleetRateLimitPerSecond: Int?
     }
 
     /// `apps.<app>.webpush`: how the app's browser pushes are signed.
@@ -186,6 +226,8 @@ public struct WorkerConfiguration: Sendable {
         public var tokenURL = "https://oauth-login.cloud.huawei.com/oauth2/v3/token"
         /// This app's Push Kit send rate ceiling (nil: none; its 503 flow control still slows the client down).
         public var rateLimitPerSecond: Int?
+        /// A rate ceiling for the whole fleet, of which each replica takes its share.
+        public var fleetRateLimitPerSecond: Int?
     }
 }
 
@@ -229,6 +271,7 @@ extension WorkerConfiguration {
             kafka.bootstrapServers = try kr.string("bootstrap_servers") ?? kafka.bootstrapServers
             kafka.groupID = try kr.string("group_id") ?? kafka.groupID
             kafka.topicPrefix = try kr.string("topic_prefix") ?? kafka.topicPrefix
+            kafka.bulkGroupID = try kr.string("bulk_group_id")
             if let props = kr.object("properties"), case .object(let members) = props {
                 for (key, value) in members {
                     guard let s = value.stringValue else {
@@ -259,6 +302,8 @@ extension WorkerConfiguration {
                 guard (0...1_000).contains(ms) else { throw ConfigurationError(key: "worker.poll_linger_ms", problem: "must be 0...1000") }
                 worker.pollLinger = .milliseconds(ms)
             }
+            worker.bulkFloorFraction = try wr.fraction("bulk_floor_fraction") ?? worker.bulkFloorFraction
+            worker.interactiveReserveFraction = try wr.fraction("interactive_reserve_fraction") ?? worker.interactiveReserveFraction
             if let ms = try wr.int("bound_patience_ms") {
                 guard (0...60_000).contains(ms) else { throw ConfigurationError(key: "worker.bound_patience_ms", problem: "must be 0...60000") }
                 worker.boundPatience = .milliseconds(ms)
@@ -270,6 +315,8 @@ extension WorkerConfiguration {
             let rr = ConfigReader(json: rt, path: "retry.")
             retry.maxAttempts = try rr.int("max_attempts") ?? retry.maxAttempts
             if let s = try rr.int("base_delay_ms") { retry.baseDelay = .milliseconds(s) }
+            if let s = try rr.positiveInt("max_parked_seconds") { retry.maxHold = .seconds(s) }
+            if let s = try rr.positiveInt("max_credential_wait_seconds") { retry.maxCredentialHold = .seconds(s) }
             if let cb = rr.object("circuit_breaker") {
                 let cr = ConfigReader(json: cb, path: "retry.circuit_breaker.")
                 if let ms = try cr.int("open_ms") {
@@ -334,6 +381,10 @@ extension WorkerConfiguration {
         if !((1 << 20)...(1 << 40)).contains(worker.maxInFlightBytes) {
             throw ConfigurationError(key: "worker.max_in_flight_bytes", problem: "must be 1 MiB (1048576) ... 1 TiB")
         }
+        if worker.bulkFloorFraction <= 0 || worker.bulkFloorFraction + worker.interactiveReserveFraction > 1 {
+            throw ConfigurationError(key: "worker.bulk_floor_fraction",
+                                     problem: "must be above 0, and with worker.interactive_reserve_fraction at most 1")
+        }
         if !(1...10).contains(worker.maxInlineAttempts) { throw ConfigurationError(key: "worker.max_inline_attempts", problem: "must be 1...10") }
         if !(1...100).contains(database.poolSize) { throw ConfigurationError(key: "database.pool_size", problem: "must be 1...100") }
         if !(1...100).contains(retry.maxAttempts) { throw ConfigurationError(key: "retry.max_attempts", problem: "must be 1...100") }
@@ -374,6 +425,7 @@ extension WorkerConfiguration.App {
             apns.baseURL = try ar.string("base_url") ?? apns.baseURL
             apns.sandboxBaseURL = try ar.string("sandbox_base_url")
             apns.rateLimitPerSecond = try ar.positiveInt("rate_limit_per_second")
+            apns.fleetRateLimitPerSecond = try ar.fleetRateLimit(besides: apns.rateLimitPerSecond)
             app.apns = apns
         }
         if let f = r.object("fcm") {
@@ -382,6 +434,7 @@ extension WorkerConfiguration.App {
             fcm.baseURL = try fr.string("base_url") ?? fcm.baseURL
             fcm.tokenURI = try fr.string("token_uri")
             fcm.rateLimitPerSecond = try fr.positiveInt("rate_limit_per_second")
+            fcm.fleetRateLimitPerSecond = try fr.fleetRateLimit(besides: fcm.rateLimitPerSecond)
             app.fcm = fcm
         }
         if let w = r.object("webpush") {
@@ -416,6 +469,7 @@ extension WorkerConfiguration.App {
                 hms.clientID = clientID
             }
             hms.rateLimitPerSecond = try hr.positiveInt("rate_limit_per_second")
+            hms.fleetRateLimitPerSecond = try hr.fleetRateLimit(besides: hms.rateLimitPerSecond)
             app.hms = hms
         }
         app.skipKnownInvalidTokens = try r.bool("skip_known_invalid_tokens") ?? true
@@ -449,6 +503,31 @@ struct ConfigReader {
         guard let n = try int(key) else { return nil }
         guard n > 0 else { throw ConfigurationError(key: path + key, problem: "must be a positive integer") }
         return n
+    }
+
+    /// A number in 0...1 (an integer 0 or 1, or a decimal).
+    func fraction(_ key: String) throws -> Double? {
+        guard let v = json[key], v != .null else { return nil }
+        let value: Double
+        switch v {
+        case .int(let i): value = Double(i)
+        case .double(let d): value = d
+        default: throw ConfigurationError(key: path + key, problem: "must be a number from 0 to 1")
+        }
+        guard (0...1).contains(value) else { throw ConfigurationError(key: path + key, problem: "must be a number from 0 to 1") }
+        return value
+    }
+
+    /// `fleet_rate_limit_per_second`: a quota for the whole fleet, of which
+    /// each replica takes its share; set it or `rate_limit_per_second` (a
+    /// replica's own ceiling), not both.
+    func fleetRateLimit(besides perReplica: Int?) throws -> Int? {
+        guard let fleet = try positiveInt("fleet_rate_limit_per_second") else { return nil }
+        guard perReplica == nil else {
+            throw ConfigurationError(key: path + "fleet_rate_limit_per_second",
+                                     problem: "set either rate_limit_per_second (per replica) or fleet_rate_limit_per_second (for the fleet), not both")
+        }
+        return fleet
     }
 
     func stringArray(_ key: String) throws -> [String]? {

@@ -96,7 +96,7 @@ extension BenchPipelineRun {
         var lastPrinted = start
         while true {
             let rows = try await connection.query(
-                "SELECT count(*) AS n FROM deliveries WHERE app = $1 AND status NOT IN ('pending', 'retrying')", [.text(app)])
+                "SELECT count(*) AS n FROM deliveries WHERE app = $1 AND status NOT IN ('pending', 'retrying', 'parked')", [.text(app)])
             let final = rows.rows.first?.count("n") ?? 0
             let now = ContinuousClock.now
             if final >= notifications {
@@ -206,7 +206,7 @@ extension BenchPipelineRun {
         }
         let summary = try await connection.query(
             """
-            SELECT count(*) FILTER (WHERE status NOT IN ('pending', 'retrying')) AS n,
+            SELECT count(*) FILTER (WHERE status NOT IN ('pending', 'retrying', 'parked')) AS n,
                    extract(epoch FROM min(first_attempt_at))::text AS first_send,
                    extract(epoch FROM max(final_at))::text AS last_final
             FROM deliveries WHERE app = $1

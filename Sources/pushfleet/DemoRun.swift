@@ -231,7 +231,7 @@ struct DemoRun {
                 let rows = try await connection?.query(
                     """
                     SELECT (SELECT count(*) FROM deliveries WHERE notification_id = ANY($1::uuid[])
-                              AND status NOT IN ('pending', 'retrying')) AS final,
+                              AND status NOT IN ('pending', 'retrying', 'parked')) AS final,
                            (SELECT count(*) FROM intake_rejections WHERE kafka_topic = 'push.notifications') AS rejected
                     """, [.uuidArray(ids)])
                 final = rows?.rows.first?.count("final") ?? 0

@@ -14,10 +14,11 @@ struct MockKafkaCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Topics to create, as name:partitions (repeatable).")
     var topic: [String] = Self.fleetTopics
 
-    /// The fleet's topics with the default prefix and tiers: the intake with 6 partitions, the rest with 3.
+    /// The fleet's topics with the default prefix and tiers: each lane's intake with 6 partitions, the rest with 3.
     static var fleetTopics: [String] {
         let names = TopicNames()
-        return ["\(names.intake):6"] + (names.retryTopics + [names.deadLetter, names.devices, names.receipts]).map { "\($0):3" }
+        let intakes = Set(Lane.allCases.map { names.topics(of: $0).intake })
+        return names.all.map { "\($0):\(intakes.contains($0) ? 6 : 3)" }
     }
 
     @Option(name: .long, help: "Write the bootstrap servers to this file once ready.")

@@ -80,4 +80,17 @@ final class CircuitBreakerTests: XCTestCase {
         XCTAssertEqual(CircuitBreaker.Configuration(minimumRequests: 0).problem?.field, "minimum_requests")
         XCTAssertEqual(CircuitBreaker.Configuration(halfOpenProbes: 0).problem?.field, "half_open_probes")
     }
+
+    /// Half-open, the probes go and the rest wait for their outcome.
+    func testHalfOpenHasProbeSlotsOnlyUntilTheProbesAreOut() {
+        let t0 = ContinuousClock.now
+        var breaker = CircuitBreaker(configuration: .init(minimumRequests: 1, openDuration: .seconds(10), halfOpenProbes: 2))
+        XCTAssertTrue(breaker.hasProbeSlot, "closed: everything goes")
+        breaker.record(.failure, now: t0)
+        XCTAssertFalse(breaker.hasProbeSlot, "open")
+        XCTAssertTrue(breaker.allowRequest(now: t0 + .seconds(11)))
+        XCTAssertTrue(breaker.hasProbeSlot, "one probe of two out")
+        XCTAssertTrue(breaker.allowRequest(now: t0 + .seconds(11)))
+        XCTAssertFalse(breaker.hasProbeSlot, "both probes out: the rest wait")
+    }
 }

@@ -113,3 +113,35 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// A fleet-wide quota's share moves the ceiling; a parked send asks when a token is free.
+final class RateLimiterCeilingTests: XCTestCase {
+    let t0 = ContinuousClock.now
+
+    func testTheCeilingFollowsTheShareAndNeverLetsMoreThrough() {
+        var limiter = TokenBucketLimiter(configuration: .init(ratePerSecond: 100, burst: 100))
+        limiter.setCeiling(ratePerSecond: 25, now: t0)
+        XCTAssertEqual(limiter.configuration.ratePerSecond, 25)
+        XCTAssertEqual(limiter.currentRate, 25, "at the ceiling before: at the new one now")
+        var granted = 0
+        for _ in 0..<100 where limiter.acquire(now: t0) == .go { granted += 1 }
+        XCTAssertEqual(granted, 25, "the burst shrinks with the ceiling")
+        limiter.setCeiling(ratePerSecond: 0, now: t0)
+        XCTAssertEqual(limiter.configuration.ratePerSecond, 25, "a ceiling of 0 is ignored, never a division by zero")
+        limiter.setCeiling(ratePerSecond: .nan, now: t0)
+        XCTAssertEqual(limiter.configuration.ratePerSecond, 25)
+    }
+
+    func testNextFreeSaysWhenATokenComesWithoutTakingIt() {
+        var limiter = TokenBucketLimiter(configuration: .init(ratePerSecond: 10, burst: 1))
+        XCTAssertNil(limiter.nextFree(now: t0), "a token is there")
+        XCTAssertEqual(limiter.acquire(now: t0), .go)
+        let free = try? XCTUnwrap(limiter.nextFree(now: t0))
+        XCTAssertEqual(free.map { TokenBucketLimiter.seconds($0 - t0) } ?? 0, 0.1, accuracy: 0.001)
+        XCTAssertEqual(limiter.nextFree(now: t0).map { TokenBucketLimiter.seconds($0 - t0) } ?? 0, 0.1, accuracy: 0.001,
+                       "asking reserves nothing")
+        limiter.rateLimited(now: t0, retryAfter: .seconds(30))
+        XCTAssertEqual(limiter.nextFree(now: t0).map { TokenBucketLimiter.seconds($0 - t0) } ?? 0, 30, accuracy: 0.2,
+                       "a provider's pause holds it")
+    }
+}

@@ -34,11 +34,14 @@ struct FuzzMessage: Sendable {
 /// every topic a worker consumes, each followed by a canary with the same
 /// key on the same partition. Deterministic for a seed.
 struct FuzzCorpus {
-    static let notificationTopics = ["push.notifications", "push.retry.5s", "push.retry.1m", "push.retry.10m"]
-    /// Of every 20 hostile messages: 9 intake, 1 per retry tier, 3 devices, 5 receipts.
-    static let topicCycle = Array(repeating: "push.notifications", count: 9)
-        + ["push.retry.5s", "push.retry.1m", "push.retry.10m"]
-        + Array(repeating: "push.devices", count: 3) + Array(repeating: "push.receipts", count: 5)
+    static let names = TopicNames()
+    /// Both lanes' intake, retry and parked topics.
+    static let notificationTopics = names.interactive.all + names.bulk.all
+    /// Of every 25 hostile messages: 9 interactive intake, 1 per interactive retry tier, 1 parked,
+    /// 2 bulk intake, 1 on a bulk retry tier, 1 bulk parked, 3 devices, 5 receipts.
+    static let topicCycle = Array(repeating: names.intake, count: 9) + names.interactive.retryTopics + [names.interactive.parked]
+        + Array(repeating: names.bulk.intake, count: 2) + [names.bulk.retries[1].topic, names.bulk.parked]
+        + Array(repeating: names.devices, count: 3) + Array(repeating: names.receipts, count: 5)
 
     var messages: [FuzzMessage] = []
     private var rng: FuzzRandom

@@ -70,8 +70,8 @@ final class FuzzStack {
     static func topicPartitions(hostile: Int) -> [(String, Int)] {
         let scale = max(1, (hostile + 1_999) / 2_000)
         let names = TopicNames()
-        return [(names.intake, 12 * scale)] + names.retryTopics.map { ($0, 4 * scale) }
-            + [(names.deadLetter, 6 * scale), (names.devices, 4 * scale), (names.receipts, 4 * scale)]
+        let intakes = Set(Lane.allCases.map { names.topics(of: $0).intake })
+        return names.all.map { ($0, (intakes.contains($0) ? 12 : $0 == names.deadLetter ? 6 : 4) * scale) }
     }
 
     let topicPartitions: [(String, Int)]

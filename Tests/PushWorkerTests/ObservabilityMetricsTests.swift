@@ -108,14 +108,14 @@ final class ObservabilityMetricsTests: XCTestCase {
         totals.retriesByTier = ["5s": 1]
         totals.deadLettersByReason = ["exhausted": 1]
         totals.suppressed = 3
-        totals.inFlight = 4
+        totals.inFlightByLane = [.interactive: 4]
         totals.partitionsAssigned = 2
         metrics.export(totals)
         metrics.export(totals)  // nothing new: nothing counted twice
         totals.consumedByTopic["push.notifications"] = 15
         totals.consumedByTopic["push.retry.5s"] = 1
         totals.sent[accepted] = 9
-        totals.inFlight = 1
+        totals.inFlightByLane = [.interactive: 1]
         metrics.export(totals)
 
         let s = samples()

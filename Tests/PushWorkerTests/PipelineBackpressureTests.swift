@@ -49,23 +49,6 @@ final class PipelineBackpressureTests: XCTestCase {
         XCTAssertEqual(pauses.backpressure(inFlight: [b: 0], total: 100, perPartition: 10).resume, [b])
     }
 
-    /// An open provider circuit pauses every given partition once; closing it
-    /// resumes only those no other reason still holds.
-    func testOpenCircuitPausesIntakeAndClosingResumesOnlyWhatItAlonePaused() {
-        var pauses = PartitionPauses()
-        XCTAssertTrue(pauses.add(.delayedRetry, b))
-        var change = pauses.providerCircuit(open: true, partitions: [a, b])
-        XCTAssertEqual(change.pause, [a], "b is already paused for its retry")
-        XCTAssertTrue(pauses.has(.providerCircuit, b))
-        change = pauses.providerCircuit(open: true, partitions: [a, b])
-        XCTAssertEqual(change.pause, [], "no second pause while it stays open")
-        change = pauses.providerCircuit(open: false, partitions: [a, b])
-        XCTAssertEqual(change.resume, [a], "b stays paused: its retry is not due")
-        XCTAssertFalse(pauses.has(.providerCircuit, b))
-        XCTAssertTrue(pauses.remove(.delayedRetry, b))
-        XCTAssertEqual(pauses.providerCircuit(open: false, partitions: [a, b]).resume, [])
-    }
-
     /// Held retries count against `max_in_flight_bytes` until released or
     /// forgotten with their partition.
     func testHeldRetriesCountTheirBytesUntilReleasedOrDropped() {

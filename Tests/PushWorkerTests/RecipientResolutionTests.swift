@@ -237,7 +237,7 @@ final class RecipientResolutionTests: XCTestCase {
         var batch = BatchParts(messages)
         var parts: [DecidedPart] = []
         while !batch.isDone {
-            let candidates = batch.nextCandidates(budget: permits.partBudget) { processor.decoder.decode($0, policy: policy) }
+            let candidates = batch.nextCandidates(budget: permits.partBudget()) { processor.decoder.decode($0, policy: policy) }
             let part = try await processor.decidePart(batch.ready.prefix(candidates), counted: batch.counted, handled: batch.handled,
                                                      permits: permits)
             XCTAssertEqual(permits.inUse, part.permits, "the part holds its permits until the caller gives them back")

@@ -19,15 +19,14 @@ final class RetryGroupingTests: XCTestCase {
         headers.originPartition = 0
         headers.originOffset = originOffset
         return WorkItem(
-            source: .init(notification: n, enqueuedAt: nil, headers: headers, sourceKey: nil, tier: tier),
+            source: .init(notification: n, enqueuedAt: nil, headers: headers, sourceKey: nil, arrival: .init(tier: tier)),
             recipient: Recipient(token: token, platform: .android),
             key: DeliveryKey(notificationID: n.id, token: token, createdAt: n.createdAt))
     }
 
-    static func need(_ item: WorkItem, notSent: Bool = false) -> RetryNeed {
-        RetryNeed(item: item, reason: notSent ? "CircuitOpen" : "UNAVAILABLE", providerStatus: notSent ? nil : 503,
-                  retryAfter: nil, attempts: notSent ? 0 : 1, firstAttemptAt: notSent ? nil : Date(), lastAttemptAt: Date(),
-                  notSent: notSent)
+    static func need(_ item: WorkItem) -> RetryNeed {
+        RetryNeed(item: item, reason: "UNAVAILABLE", providerStatus: 503,
+                  retryAfter: nil, attempts: 1, firstAttemptAt: Date(), lastAttemptAt: Date())
     }
 
     func testEachFailedRecipientKeepsTheAttemptOfTheMessageItCameFrom() async throws {
@@ -45,7 +44,9 @@ final class RetryGroupingTests: XCTestCase {
         held.recipient = Recipient(token: "fcm-c", platform: .android)
         held.key.token = "fcm-c"
         var outcome = BatchOutcome()
-        outcome.retryNeeds = [Self.need(early), Self.need(late), Self.need(held, notSent: true)]
+        outcome.retryNeeds = [Self.need(early), Self.need(late)]
+        outcome.held = [HeldDelivery(item: held, reason: "CircuitOpen", retryAfter: nil,
+                                     party: HeldParty(provider: .fcm, app: n.app), credential: false)]
         processor.retries.schedule(&outcome)
 
         func messages(with token: String) throws -> [(attempt: Int?, recipients: [String], topic: String, origin: Int64?)] {
@@ -68,6 +69,7 @@ final class RetryGroupingTests: XCTestCase {
         XCTAssertEqual(b.first?.recipients, ["fcm-b"])
         XCTAssertEqual(b.first?.origin, 9)
         XCTAssertEqual(c.first?.attempt, 1, "held back again: still attempt 1")
+        XCTAssertEqual(c.first?.topic, "push.parked", "held back: parked for its provider, not cycled through the tiers")
         XCTAssertEqual(c.first?.recipients, ["fcm-c"])
         // The ledger rows say the same.
         let details = Dictionary(uniqueKeysWithValues: outcome.deliveries.map { ($0.key.token, $0.detail ?? "") })
@@ -100,7 +102,7 @@ final class RetryGroupingTests: XCTestCase {
             let message = KafkaMessage(topic: "push.retry.5s", partition: 0, offset: 1, key: nil, value: [],
                                        headers: [(RetryHeaders.attemptKey, attemptHeader)])
             return WorkItem(
-                source: .init(notification: n, enqueuedAt: nil, headers: RetryHeaders(message: message), sourceKey: nil, tier: "5s"),
+                source: .init(notification: n, enqueuedAt: nil, headers: RetryHeaders(message: message), sourceKey: nil, arrival: .init(tier: "5s")),
                 recipient: Recipient(token: token, platform: .android),
                 key: DeliveryKey(notificationID: n.id, token: token, createdAt: n.createdAt))
         }

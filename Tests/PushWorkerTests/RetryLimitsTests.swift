@@ -21,7 +21,11 @@ final class RetryLimitsTests: XCTestCase {
             DeviceEvent(app: DeliverySemanticsTests.app, platform: .ios, token: $0.element, userID: $0.offset < 750 ? "crowd-a" : "crowd-b",
                         environment: "production", action: .register, at: Date().addingTimeInterval(-60))
         }))
-        let (processor, _) = try stack.processor(store: store)
+        // Every send fails, but the circuit stays closed: each delivery is sent once and retried
+        // (with the circuit open, the rest would be parked, not retried).
+        var configuration = stack.configuration
+        configuration.retry.circuitMinimumRequests = 100_000
+        let (processor, _) = try stack.processor(store: store, configuration: configuration)
         try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil))])
         let json = """
             {"schema_version": 1, "id": "\(UUID().uuidString.lowercased())", "app": "\(DeliverySemanticsTests.app)",
@@ -86,7 +90,11 @@ final class RetryLimitsTests: XCTestCase {
     func testAHugeKeyIsNotCopiedOntoRetries() async throws {
         let stack = try await DeliverySemanticsTests.stack()
         let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
-        let (processor, _) = try stack.processor(store: store)
+        // Every send fails, but the circuit stays closed: each delivery is sent once and retried
+        // (with the circuit open, the rest would be parked, not retried).
+        var configuration = stack.configuration
+        configuration.retry.circuitMinimumRequests = 100_000
+        let (processor, _) = try stack.processor(store: store, configuration: configuration)
         try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil))])
         func message(key: [UInt8], offset: Int64) -> KafkaMessage {
             let base = DeliverySemanticsTests.message(tokens: [String(format: "%064x", 0xEE10 + offset)], offset: offset)

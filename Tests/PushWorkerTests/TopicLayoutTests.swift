@@ -12,11 +12,15 @@ final class TopicLayoutTests: XCTestCase {
         var layout = TopicLayout()
         layout.prefix = "acme"
         let specs = layout.specs
-        XCTAssertEqual(specs.map(\.name), ["acme.notifications", "acme.retry.5s", "acme.retry.1m", "acme.retry.10m",
+        XCTAssertEqual(specs.map(\.name), ["acme.notifications", "acme.retry.5s", "acme.retry.1m", "acme.retry.10m", "acme.parked",
+                                           "acme.notifications.bulk", "acme.retry.5s.bulk", "acme.retry.1m.bulk",
+                                           "acme.retry.10m.bulk", "acme.parked.bulk",
                                            "acme.dlq", "acme.receipts", "acme.devices"])
-        // Every topic a worker consumes is in the layout.
-        let consumed = Set(TopicNames(prefix: "acme", tiers: RetryTier.defaults).consumed)
+        // Every topic a worker consumes, in either lane, is in the layout, and nothing else.
+        let names = TopicNames(prefix: "acme", tiers: RetryTier.defaults)
+        let consumed = Set(Lane.allCases.flatMap { names.consumed(by: $0) })
         XCTAssertTrue(consumed.isSubset(of: Set(specs.map(\.name))))
+        XCTAssertEqual(Set(names.all), Set(specs.map(\.name)))
         XCTAssertEqual(specs.first { $0.name == "acme.dlq" }?.configs["retention.ms"], "2592000000", "30 days")
         XCTAssertEqual(specs.first { $0.name == "acme.dlq" }?.partitions, 3)
         XCTAssertEqual(specs.first { $0.name == "acme.devices" }?.configs["cleanup.policy"], "compact")
@@ -42,7 +46,7 @@ final class TopicLayoutTests: XCTestCase {
         XCTAssertNil(existing["push.devices"], "listing all topics must not auto-create one")
         let plan = layout.plan(existing: existing)
         XCTAssertEqual(plan.create.map(\.name), ["push.devices"])
-        XCTAssertEqual(plan.present.count, 6)
+        XCTAssertEqual(plan.present.count, 12)
         XCTAssertEqual(plan.short.map(\.name), ["push.retry.10m"])
         // librdkafka 2.0.2's mock cluster has no CreateTopics handler: the request
         // must fail with an error naming it within the timeout, never hang or report success.

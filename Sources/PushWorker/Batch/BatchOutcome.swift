@@ -29,6 +29,8 @@ struct BatchOutcome: Sendable {
     var cancelled = false
     /// Recipients that need another attempt, decided on after all sends.
     var retryNeeds: [RetryNeed] = []
+    /// Recipients their provider could not take now: parked after all sends.
+    var held: [HeldDelivery] = []
 
     mutating func merge(_ other: BatchOutcome) {
         deliveries += other.deliveries
@@ -42,6 +44,7 @@ struct BatchOutcome: Sendable {
         idsNewToLedger.formUnion(other.idsNewToLedger)
         outgoing += other.outgoing
         retryNeeds += other.retryNeeds
+        held += other.held
         cancelled = cancelled || other.cancelled
     }
 }
@@ -55,6 +58,19 @@ struct RetryNeed: Sendable {
     var attempts: Int
     var firstAttemptAt: Date?
     var lastAttemptAt: Date
-    /// Never sent (the client held it back): the retry keeps its attempt number.
-    var notSent = false
+}
+
+/// A recipient its provider's client would not send now: an open circuit, a
+/// rate limit it would wait too long for, throttled APNs token updates, or a
+/// credential that could not be had. Never sent, so no attempt is spent.
+struct HeldDelivery: Sendable {
+    var item: WorkItem
+    /// The ledger reason (`CircuitOpen`, `RateLimited`, `CredentialUnavailable(token_endpoint)`, …).
+    var reason: String
+    /// How long the client says to wait, when it knows.
+    var retryAfter: Duration?
+    /// Whose sends are held: the parked message is keyed by it.
+    var party: HeldParty
+    /// No credential could be had: held at most `RetryPolicy.maxCredentialHold`.
+    var credential: Bool
 }

@@ -45,10 +45,10 @@ extension BatchPipeline {
             case .device(let event):
                 outcome.deviceUpdates.append(event)
                 outcome.deviceOrigins.append(MessageOrigin(message))
-            case .notification(let notification, let tier):
+            case .notification(let notification, let arrival):
                 if outcome.origins[notification.id] == nil { outcome.origins[notification.id] = MessageOrigin(message) }
                 sources.append(WorkItem.Source(notification: notification, enqueuedAt: decoder.enqueueTime(of: message, policy),
-                                               headers: entry.headers, sourceKey: message.key, tier: tier))
+                                               headers: entry.headers, sourceKey: message.key, arrival: arrival))
             }
         }
         return sources
@@ -157,23 +157,27 @@ extension BatchPipeline {
     /// Removes the items the ledger says are not this part's to send, and
     /// returns how many. Only an id the ledger has seen can have a row: a new
     /// campaign costs no probe of `deliveries`. A final row is never sent
-    /// again. A row waiting on a retry tier belongs to the retry message: a
-    /// copy from the intake topic (a producer's repeat, or the batch again
-    /// after a worker died past its write) is not sent, which would skip the
-    /// retry's back-off (a 429's retry-after among it) and, beside the retry
-    /// in flight on another worker, reach the device twice. Only while the
-    /// retry can still be coming: past `retryOwnership` after the last
-    /// attempt, the retry message is presumed lost (its topic deleted or past
-    /// retention), and the intake copy is sent.
+    /// again. A row waiting on a retry tier belongs to the retry message, a
+    /// parked row to the parked message: a copy from the intake topic (a
+    /// producer's repeat, or the batch again after a worker died past its
+    /// write) is not sent, which would skip the retry's back-off (a 429's
+    /// retry-after among it) or the provider's hold and, beside the copy in
+    /// flight on another worker, reach the device twice. Only while that copy
+    /// can still be coming: past `retryOwnership` after the last attempt (or
+    /// `parkOwnership` after it was parked), it is presumed lost (its topic
+    /// deleted or past retention), and the intake copy is sent.
     private func dropLedgerOwned(_ items: inout [WorkItem], knownIDs: Set<UUID>, now: Date) async throws -> Int {
         let ledger = try await ledger.ledgerStates(items.map(\.key).filter { knownIDs.contains($0.notificationID) })
-        guard !ledger.final.isEmpty || !ledger.retrying.isEmpty else { return 0 }
-        let owned = now.addingTimeInterval(-retryOwnership.seconds)
+        guard !ledger.final.isEmpty || !ledger.retrying.isEmpty || !ledger.parked.isEmpty else { return 0 }
+        let retryOwned = now.addingTimeInterval(-retryOwnership.seconds)
+        let parkOwned = now.addingTimeInterval(-parkOwnership.seconds)
         let before = items.count
         items.removeAll { item in
             if ledger.final.contains(item.key) { return true }
-            guard item.source.tier == nil, let last = ledger.retrying[item.key] else { return false }
-            return last > owned
+            guard item.source.arrival.fromIntake else { return false }
+            if let last = ledger.retrying[item.key], last > retryOwned { return true }
+            if let last = ledger.parked[item.key], last > parkOwned { return true }
+            return false
         }
         return before - items.count
     }

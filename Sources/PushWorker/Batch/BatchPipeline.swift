@@ -40,6 +40,8 @@ final class BatchPipeline: Sendable {
     let topics: TopicNames
     /// How long an intake copy of a delivery waiting on a retry tier is held back for it.
     let retryOwnership: Duration
+    /// How long an intake copy of a parked delivery is held back for it.
+    let parkOwnership: Duration
     let counters: Locked<WorkerCounters>
     let logger: Logger
     /// Apps whose notifications go to tokens the registry has as invalid.
@@ -62,6 +64,7 @@ final class BatchPipeline: Sendable {
         outages = OutageRetry(logger: logger)
         self.topics = topics
         retryOwnership = retryPolicy.retryOwnership
+        parkOwnership = retryPolicy.parkOwnership
         self.counters = counters
         self.logger = logger
         probingApps = registry.probingApps
@@ -74,15 +77,19 @@ final class BatchPipeline: Sendable {
     /// own sake (a data error, a message too large) is isolated from the rest,
     /// recorded as rejected with the error, and the batch goes on: nothing a
     /// producer sends can hold a partition for ever.
-    func run(_ messages: [KafkaMessage]) async throws {
+    ///
+    /// `lane` is the lane of the consumer the batch came from: its parts take
+    /// that lane's permits.
+    func run(_ messages: [KafkaMessage], lane: Lane = .interactive) async throws {
         let policy = decoder.policy()
-        let budget = permits?.partBudget ?? Int.max
+        let budget = permits?.partBudget(for: lane) ?? Int.max
         var parts = BatchParts(messages)
         var first = true
         while !parts.isDone {
             let candidates = parts.nextCandidates(budget: budget) { decoder.decode($0, policy: policy) }
-            let part = try await decideIsolating(parts.ready.prefix(candidates), counted: parts.counted, handled: parts.handled)
-            defer { permits?.release(part.permits) }
+            let part = try await decideIsolating(parts.ready.prefix(candidates), counted: parts.counted, handled: parts.handled,
+                                                 lane: lane)
+            defer { permits?.release(part.permits, lane: lane) }
             try await commit(part, firstOfBatch: first)
             parts.finish(part)
             first = false
@@ -94,7 +101,7 @@ final class BatchPipeline: Sendable {
     func outcome(of messages: [KafkaMessage]) async throws -> BatchOutcome {
         let policy = decoder.policy()
         let decoded = messages.map { decoder.decode($0, policy: policy) }
-        return try await decidePart(decoded[...], counted: [:], handled: [], permits: nil).outcome
+        return try await decidePart(decoded[...], counted: [:], handled: [], permits: nil, lane: .interactive).outcome
     }
 
     /// `decidePart`, with a part that PostgreSQL refuses with a data error
@@ -103,10 +110,10 @@ final class BatchPipeline: Sendable {
     /// refused part has sent nothing; the messages after a smaller part are
     /// simply the next part.
     private func decideIsolating(_ candidates: ArraySlice<DecodedMessage>, counted: [AppUser: Int],
-                                 handled: Set<Int>) async throws -> DecidedPart {
+                                 handled: Set<Int>, lane: Lane) async throws -> DecidedPart {
         do {
             return try await outages.run("process batch") {
-                try await self.decidePart(candidates, counted: counted, handled: handled, permits: self.permits)
+                try await self.decidePart(candidates, counted: counted, handled: handled, permits: self.permits, lane: lane)
             }
         } catch let error as PostgresError where error.isDataError {
             guard candidates.count > 1, let first = candidates.first else {
@@ -118,16 +125,17 @@ final class BatchPipeline: Sendable {
                 "kafka.partition": "\(first.message.topicPartition)", "kafka.offset": "\(first.message.offset)",
                 "worker.messages": "\(candidates.count)", "error": "\(error)",
             ])
-            return try await decideIsolating(candidates.prefix(candidates.count / 2), counted: counted, handled: handled)
+            return try await decideIsolating(candidates.prefix(candidates.count / 2), counted: counted, handled: handled,
+                                             lane: lane)
         }
     }
 
     /// Sizes the part among `candidates` by their users' real device counts
-    /// (the prefix whose deliveries fit the part budget of `permits`; all of
-    /// them without), takes permits for exactly that, and decides it. Nothing
-    /// is held when it throws.
+    /// (the prefix whose deliveries fit `lane`'s part budget of `permits`; all
+    /// of them without), takes `lane`'s permits for exactly that, and decides
+    /// it. Nothing is held when it throws.
     func decidePart(_ candidates: ArraySlice<DecodedMessage>, counted: [AppUser: Int], handled: Set<Int>,
-                    permits: DeliveryPermits?) async throws -> DecidedPart {
+                    permits: DeliveryPermits?, lane: Lane = .interactive) async throws -> DecidedPart {
         guard !candidates.isEmpty else { return DecidedPart(outcome: BatchOutcome(), taken: 0, permits: 0) }
         var counts = counted
         let uncounted = Set(candidates.flatMap(\.users)).filter { counts[$0] == nil }
@@ -136,18 +144,18 @@ final class BatchPipeline: Sendable {
             for user in uncounted { counts[user] = fresh[user] ?? 0 }
         }
         let plan = UserFanOut(candidates.map(\.fanOutEntry), counts: counts)
-        var walk = BudgetWalk(budget: permits?.partBudget ?? Int.max)
+        var walk = BudgetWalk(budget: permits?.partBudget(for: lane) ?? Int.max)
         for (index, entry) in candidates.enumerated() {
             // A user sent to makes its devices' deliveries; any other user one row.
             let users = plan.planned[index] ?? (0, 0)
             guard walk.take(entry.leastDeliveries - users.users + users.devices) else { break }
         }
-        let held = try await permits?.acquire(walk.total) ?? 0
+        let held = try await permits?.acquire(walk.total, lane: lane) ?? 0
         do {
             let (outcome, keys) = try await decide(candidates.prefix(walk.count), counts: counts, handled: handled)
             return DecidedPart(outcome: outcome, taken: walk.count, permits: held, counted: counts, handled: keys)
         } catch {
-            permits?.release(held)
+            permits?.release(held, lane: lane)
             throw error
         }
     }

@@ -7,8 +7,20 @@ import PushKafka
 struct DecodedMessage: Sendable {
     enum Content: Sendable {
         case device(DeviceEvent)
-        case notification(PushNotification, tier: String?)
+        case notification(PushNotification, from: Arrival)
         case rejected(IntakeError)
+    }
+
+    /// Where a notification was consumed from.
+    struct Arrival: Sendable {
+        var lane: Lane = .interactive
+        /// The retry tier's name, on a retry topic.
+        var tier: String? = nil
+        /// On a parked topic: the provider could not take it before.
+        var parked = false
+
+        /// From a producer's intake topic (not a retry or parked copy the fleet wrote).
+        var fromIntake: Bool { tier == nil && !parked }
     }
 
     let message: KafkaMessage

@@ -100,22 +100,25 @@ final class DeliverySender: Sendable {
             let reason = http.map { "Transport(\($0.curlCode))" } ?? providerError.map(Self.reason) ?? "ClientError"
             // Never sent, so not an attempt and none of retry.max_attempts spent: held back by
             // the client (open circuit, rate limit, throttled tokens), or no credential to send
-            // with (the OAuth token endpoint failed, a JWT could not be signed). It waits on a
-            // retry tier for at least retryAfter; a missing credential is counted on its own.
+            // with (the OAuth token endpoint failed, a JWT could not be signed). It is parked for
+            // its app and provider alone (no other party waits for it), at least retryAfter; a
+            // missing credential is counted on its own.
             if let providerError, let heldReason = Self.notSentReason(providerError.kind, reason: reason) {
                 if let kind = Self.credentialFailureKind(providerError.kind) {
                     counters.withLock {
                         $0.credentialFailures[.init(provider: request.provider, app: item.notification.app, kind: kind), default: 0] += 1
                     }
-                    logger.warning("no credential for the send; not sent, retried later", metadata: [
+                    logger.warning("no credential for the send; not sent, parked", metadata: [
                         "push.notification_id": "\(item.notification.id.uuidString.lowercased())",
                         "push.provider": "\(request.provider.rawValue)", "push.app": "\(item.notification.app)",
                         "error": "\(providerError)",
                     ])
                 }
-                outcome.retryNeeds.append(RetryNeed(item: item, reason: heldReason, providerStatus: nil,
-                                                    retryAfter: providerError.retryAfter, attempts: 0,
-                                                    firstAttemptAt: nil, lastAttemptAt: started, notSent: true))
+                let host = request.provider == .webpush ? providerError.host : nil
+                outcome.held.append(HeldDelivery(
+                    item: item, reason: heldReason, retryAfter: providerError.retryAfter,
+                    party: HeldParty(provider: request.provider, app: item.notification.app, host: host),
+                    credential: Self.credentialFailureKind(providerError.kind) != nil))
                 return outcome
             }
             outcome.attempts.append(attemptRecord("transport_error", nil, reason))

@@ -24,11 +24,13 @@ struct IntakeDecoder: Sendable {
             case .success(let event): return DecodedMessage(message: message, headers: headers, content: .device(event))
             }
         }
-        let tier = topics.retryTier(of: message.topic)?.name
-        switch Self.decodeNotification(message.value, policy: policy, retry: tier != nil) {
+        let arrival = DecodedMessage.Arrival(lane: topics.lane(of: message.topic) ?? .interactive,
+                                             tier: topics.retryTier(of: message.topic)?.name,
+                                             parked: topics.isParkedTopic(message.topic))
+        switch Self.decodeNotification(message.value, policy: policy, retry: !arrival.fromIntake) {
         case .failure(let error): return DecodedMessage(message: message, headers: headers, content: .rejected(error))
         case .success(let notification):
-            return DecodedMessage(message: message, headers: headers, content: .notification(notification, tier: tier))
+            return DecodedMessage(message: message, headers: headers, content: .notification(notification, from: arrival))
         }
     }
 
@@ -40,7 +42,7 @@ struct IntakeDecoder: Sendable {
     /// workers always write one, so it came from elsewhere (a producer with
     /// rights on the retry topics, a replay tool) and resets the attempt count.
     func trustedHeaders(of message: KafkaMessage) -> RetryHeaders {
-        if topics.isRetryTopic(message.topic) {
+        if topics.isRetryTopic(message.topic) || topics.isParkedTopic(message.topic) {
             let attempt = RetryHeaders.readableAttempt(of: message)
             if attempt == nil {
                 counters.withLock { $0.unreadableRetryAttempts += 1 }

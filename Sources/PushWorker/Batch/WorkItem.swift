@@ -17,11 +17,14 @@ struct WorkItem: Sendable {
         /// The message's Kafka key, which its retries and dead letters keep; nil
         /// when it had none or one over `maxSourceKeyBytes`.
         let sourceKey: [UInt8]?
-        /// The retry tier the message came from; nil from the intake topic.
-        let tier: String?
+        /// Where the message was consumed from: its lane, retry tier or parked topic.
+        let arrival: DecodedMessage.Arrival
+        /// The retry tier the message came from; nil from any other topic.
+        var tier: String? { arrival.tier }
 
-        init(notification: PushNotification, enqueuedAt: Date?, headers: RetryHeaders, sourceKey: [UInt8]?, tier: String? = nil) {
-            self.tier = tier
+        init(notification: PushNotification, enqueuedAt: Date?, headers: RetryHeaders, sourceKey: [UInt8]?,
+             arrival: DecodedMessage.Arrival = .init()) {
+            self.arrival = arrival
             self.notification = notification
             self.enqueuedAt = enqueuedAt
             self.headers = headers

@@ -2,14 +2,16 @@ import Foundation
 import PushCore
 import PushKafka
 
-/// The headers PushFleet puts on retry and dead-letter messages: which
-/// attempt comes next, when it is due, when the first failure was, the last
-/// error, and where the message originally came from.
+/// The headers PushFleet puts on retry, parked and dead-letter messages:
+/// which attempt comes next, when it is due, when the first failure was, the
+/// last error, where the message originally came from, and for a parked
+/// message whose provider could not take it and since when.
 public struct RetryHeaders: Sendable, Equatable {
     /// The headers that steer a retry or name an origin: honoured only on
-    /// the retry topics (see `IntakeDecoder.trustedHeaders`).
+    /// the retry and parked topics (see `IntakeDecoder.trustedHeaders`).
     public static let steeringKeys: Set<String> = [
         attemptKey, dueAtKey, firstFailureAtKey, lastErrorKey, originTopicKey, originPartitionKey, originOffsetKey, reasonKey,
+        heldProviderKey, heldAppKey, heldHostKey, heldSinceKey, parkCountKey,
     ]
     public static let attemptKey = "pushfleet-attempt"
     public static let dueAtKey = "pushfleet-due-at"
@@ -22,6 +24,13 @@ public struct RetryHeaders: Sendable, Equatable {
     /// On a dead letter whose body is not the original message: what was cut
     /// and where the original is.
     public static let bodyKey = "pushfleet-dlq-body"
+    /// On a parked message: the provider, app and (Web Push) push service
+    /// that could not take it, when it was first parked, and how often.
+    public static let heldProviderKey = "pushfleet-held-provider"
+    public static let heldAppKey = "pushfleet-held-app"
+    public static let heldHostKey = "pushfleet-held-host"
+    public static let heldSinceKey = "pushfleet-held-since"
+    public static let parkCountKey = "pushfleet-park-count"
 
     /// The latest time a header may carry: 9999-12-31T23:59:59.999Z in milliseconds.
     static let maxMillis: Int64 = 253_402_300_799_999
@@ -38,6 +47,12 @@ public struct RetryHeaders: Sendable, Equatable {
     public var originOffset: Int64?
     /// Why a message was dead-lettered.
     public var reason: String?
+    /// Whose send a parked message waits for.
+    public var held: HeldParty?
+    /// When the deliveries of a parked message were first parked.
+    public var heldSince: Date?
+    /// How many times they were parked (the first time counts 1).
+    public var parkCount = 0
 
     public init() {}
 
@@ -64,6 +79,13 @@ public struct RetryHeaders: Sendable, Equatable {
         originPartition = text(Self.originPartitionKey).flatMap(Int32.init)
         originOffset = text(Self.originOffsetKey).flatMap(Int64.init)
         reason = text(Self.reasonKey).map { BoundedText.cut($0, maxBytes: Self.maxReasonBytes) }
+        if let provider = text(Self.heldProviderKey).flatMap(Provider.init(rawValue:)),
+           let app = text(Self.heldAppKey), app.utf8.count <= IntakeLimits.maxAppLength {
+            held = HeldParty(provider: provider, app: app,
+                             host: text(Self.heldHostKey).map { BoundedText.cut($0, maxBytes: HeldParty.maxHostBytes) })
+        }
+        heldSince = millis(Self.heldSinceKey)
+        parkCount = text(Self.parkCountKey).flatMap(Int.init).map { min(max($0, 0), Self.maxAttempt) } ?? 0
     }
 
     /// `pushfleet-last-error` is kept to this many UTF-8 bytes.
@@ -100,6 +122,13 @@ public struct RetryHeaders: Sendable, Equatable {
         if let originPartition { out.append((Self.originPartitionKey, Array(String(originPartition).utf8))) }
         if let originOffset { out.append((Self.originOffsetKey, Array(String(originOffset).utf8))) }
         if let reason { out.append((Self.reasonKey, Array(BoundedText.cut(reason, maxBytes: Self.maxReasonBytes).utf8))) }
+        if let held {
+            out.append((Self.heldProviderKey, Array(held.provider.rawValue.utf8)))
+            out.append((Self.heldAppKey, Array(held.app.utf8)))
+            if let host = held.host { out.append((Self.heldHostKey, Array(host.utf8))) }
+        }
+        if let heldSince { out.append((Self.heldSinceKey, millis(heldSince))) }
+        if parkCount > 0 { out.append((Self.parkCountKey, Array(String(parkCount).utf8))) }
         return out
     }
 

@@ -29,8 +29,15 @@ public struct TopicLayout: Sendable, Equatable {
         }
         func deleting(days: Int64) -> [String: String] { ["retention.ms": String(days * Self.day), "cleanup.policy": "delete"] }
         let names = TopicNames(prefix: prefix, tiers: [])
-        var specs = [topic(names.intake, partitions, deleting(days: 7))]
-        specs += tiers.map { topic(TopicNames.retryTopic(prefix: prefix, tierName: $0), partitions, deleting(days: 7)) }
+        var specs: [KafkaTopicSpec] = []
+        // Each lane: intake, its retry tiers, its parked topic (a delivery is
+        // parked at most a day by default: a week leaves room for any limit).
+        for lane in Lane.allCases {
+            let laneTopics = names.topics(of: lane)
+            specs.append(topic(laneTopics.intake, partitions, deleting(days: 7)))
+            specs += tiers.map { topic(TopicNames.retryTopic(prefix: prefix, tierName: $0, lane: lane), partitions, deleting(days: 7)) }
+            specs.append(topic(laneTopics.parked, partitions, deleting(days: 7)))
+        }
         specs.append(topic(names.deadLetter, deadLetterPartitions, deleting(days: 30)))
         specs.append(topic(names.receipts, partitions, deleting(days: 7)))
         specs.append(topic(names.devices, partitions, ["cleanup.policy": "compact", "min.compaction.lag.ms": "3600000"]))

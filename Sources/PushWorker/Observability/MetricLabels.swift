@@ -48,11 +48,11 @@ struct LabelBudget: Sendable {
 
 extension DeliveryStatus {
     /// The `status` label of `pushfleet_notifications_sent_total`:
-    /// accepted, invalid_token, rejected, retry, expired, dead_lettered
+    /// accepted, invalid_token, rejected, retry, parked, expired, dead_lettered
     /// (statuses a send cannot produce become `other`).
     var sentLabel: String {
         switch self {
-        case .accepted, .invalidToken, .rejected, .expired, .deadLettered: rawValue
+        case .accepted, .invalidToken, .rejected, .expired, .deadLettered, .parked: rawValue
         case .retrying: "retry"
         case .pending, .delivered, .opened: LabelBudget.other
         }

@@ -43,20 +43,27 @@ public struct WorkerCounters: Sendable {
     /// Dead letters per short category (`exhausted`, `invalid`, `undecodable`,
     /// `unsupported_version`, `response_lost`): `pushfleet_dead_letters_total{reason}`.
     public var deadLettersByReason: [String: Int] = [:]
-    /// Messages taken and not yet finished right now: `pushfleet_in_flight`.
-    public var inFlight = 0
-    /// Deliveries holding permits right now (`DeliveryPermits`): `pushfleet_deliveries_in_flight`.
+    /// Messages taken and not yet finished right now, per lane (each lane's
+    /// loop writes its own); `pushfleet_in_flight` is their sum.
+    public var inFlightByLane: [Lane: Int] = [:]
+    /// Messages taken and not yet finished right now, both lanes.
+    public var inFlight: Int { inFlightByLane.values.reduce(0, +) }
+    /// Deliveries holding permits right now (`DeliveryPermits`, both lanes): `pushfleet_deliveries_in_flight`.
     public var deliveriesInFlight = 0
-    /// Bytes (keys and values) of the messages batches hold right now: `pushfleet_in_flight_bytes`.
-    public var inFlightBytes = 0
+    /// Bytes (keys and values) of the messages batches hold right now, per lane.
+    public var inFlightBytesByLane: [Lane: Int] = [:]
+    /// Bytes of the messages batches hold right now, both lanes: `pushfleet_in_flight_bytes`.
+    public var inFlightBytes: Int { inFlightBytesByLane.values.reduce(0, +) }
     /// Partitions assigned right now: `pushfleet_partitions_assigned`.
     public var partitionsAssigned = 0
-    /// Partitions paused by backpressure right now.
-    public var partitionsBackpressured = 0
+    /// Partitions paused by backpressure right now, per lane.
+    public var partitionsBackpressuredByLane: [Lane: Int] = [:]
     /// Times a partition was paused because the in-flight bound was reached.
     public var backpressurePauses = 0
-    /// Times intake was paused because a provider circuit opened.
-    public var circuitPauses = 0
+    /// This replica's share of the fleet-wide provider quotas (its share of
+    /// the lanes' intake partitions); nil when no quota is fleet-wide:
+    /// `pushfleet_quota_share`.
+    public var quotaShare: Double?
     /// User-id recipients that had no valid device for the app.
     public var usersWithoutDevices = 0
     /// Outcome transactions committed, and their total time (`pushfleet_batch_commit_seconds`

@@ -8,9 +8,11 @@ extension WorkerMetrics {
     /// an intake reason) still appear when they first happen.
     public func registerZeroSeries(_ configuration: WorkerConfiguration) {
         let topics = configuration.topics
-        for topic in topics.consumed { counter(MetricNames.messagesConsumed, [label("topic", topic)]).increment(by: 0) }
+        for lane in Lane.allCases {
+            for topic in topics.consumed(by: lane) { counter(MetricNames.messagesConsumed, [label("topic", topic)]).increment(by: 0) }
+        }
         for tier in configuration.retry.tiers { counter(MetricNames.retries, [label("tier", tier.name)]).increment(by: 0) }
-        for reason in ["exhausted", "response_lost", "produce_failed"] {
+        for reason in ["exhausted", "response_lost", "produce_failed", "held_too_long"] {
             counter(MetricNames.deadLetters, [label("reason", reason)]).increment(by: 0)
         }
         counter(MetricNames.suppressedDuplicates).increment(by: 0)

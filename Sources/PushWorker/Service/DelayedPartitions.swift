@@ -1,10 +1,12 @@
 import Foundation
 import PushKafka
 
-/// Retry messages that are not due yet, held per partition while that
-/// partition is paused. A partition's messages are released in offset order
-/// once due; the partition is resumed when nothing is held for it any more.
-/// Owned by the poll loop alone.
+/// Messages that may not go yet, held per partition while that partition is
+/// paused: retries not due, parked messages whose provider cannot take them.
+/// A partition's messages are released in offset order once due, each
+/// looked at again first (a provider still down holds it longer); the
+/// partition is resumed when nothing is held for it any more. Owned by the
+/// poll loop alone.
 struct DelayedPartitions {
     private var held: [KafkaTopicPartition: [(message: KafkaMessage, dueAt: Date?)]] = [:]
     private var newlyPaused: Set<KafkaTopicPartition> = []
@@ -33,16 +35,29 @@ struct DelayedPartitions {
     }
 
     /// Releases what is due; returns the partitions now empty (to resume).
-    mutating func due(at now: Date, releaseInto release: ([KafkaMessage]) -> Void) -> [KafkaTopicPartition] {
+    /// A message whose held due time has come is asked about again
+    /// (`recheck`: its due time now, nil for now): one still held keeps its
+    /// place, with its new due time, and everything behind it waits.
+    mutating func due(at now: Date, recheck: (KafkaMessage) -> Date? = { _ in nil },
+                      releaseInto release: ([KafkaMessage]) -> Void) -> [KafkaTopicPartition] {
         var emptied: [KafkaTopicPartition] = []
         for (tp, entries) in held {
             var ready: [KafkaMessage] = []
             var rest = entries[...]
+            var postponed = false
             while let first = rest.first, (first.dueAt ?? now) <= now {
+                if let later = recheck(first.message), later > now {
+                    rest[rest.startIndex].dueAt = later
+                    postponed = true
+                    break
+                }
                 ready.append(first.message)
                 rest = rest.dropFirst()
             }
-            guard !ready.isEmpty else { continue }
+            guard !ready.isEmpty else {
+                if postponed { held[tp] = Array(rest) }
+                continue
+            }
             heldBytes -= ready.reduce(0) { $0 + $1.byteCount }
             release(ready)
             if rest.isEmpty {

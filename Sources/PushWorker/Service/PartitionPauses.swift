@@ -2,17 +2,17 @@ import PushKafka
 
 /// Why each partition is paused, so the poll loop pauses a partition when its
 /// first reason appears and resumes it only when its last reason goes. Two
-/// owners (delayed retries and backpressure) can then never resume what the
-/// other paused, and nothing is resumed that was not paused (librdkafka 2.0.2
-/// can rewind a partition resumed without a pause). Pure; owned by the poll loop.
+/// owners (messages held until due, and backpressure) can then never resume
+/// what the other paused, and nothing is resumed that was not paused
+/// (librdkafka 2.0.2 can rewind a partition resumed without a pause). Pure;
+/// owned by the poll loop.
 struct PartitionPauses {
     enum Reason: Hashable {
-        /// A retry message that is not due yet is held for this partition.
+        /// A retry message that is not due yet, or a parked message whose
+        /// provider cannot take it yet, is held for this partition.
         case delayedRetry
         /// The in-flight bound (per partition or per worker) is reached.
         case backpressure
-        /// A provider host's circuit breaker is open: take no new notifications.
-        case providerCircuit
     }
 
     private var reasons: [KafkaTopicPartition: Set<Reason>] = [:]
@@ -36,26 +36,6 @@ struct PartitionPauses {
     /// Partitions paused for `reason`.
     func partitions(_ reason: Reason) -> [KafkaTopicPartition] {
         reasons.filter { $0.value.contains(reason) }.map(\.key)
-    }
-
-    /// While a provider circuit is open every given partition gets the
-    /// circuit reason (intake stops instead of filling the retry topics);
-    /// once it closes they lose it. Returns what to pause and resume now.
-    mutating func providerCircuit(open: Bool, partitions: [KafkaTopicPartition])
-        -> (pause: [KafkaTopicPartition], resume: [KafkaTopicPartition])
-    {
-        var pause: [KafkaTopicPartition] = []
-        var resume: [KafkaTopicPartition] = []
-        if open {
-            for tp in partitions where !has(.providerCircuit, tp) {
-                if add(.providerCircuit, tp) { pause.append(tp) }
-            }
-        } else {
-            for tp in self.partitions(.providerCircuit) where remove(.providerCircuit, tp) {
-                resume.append(tp)
-            }
-        }
-        return (pause, resume)
     }
 
     /// Forgets partitions no longer assigned (the consumer forgets their pause too).

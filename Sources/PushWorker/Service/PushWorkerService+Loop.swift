@@ -11,7 +11,11 @@ extension PushWorkerService {
     /// within `boundPatience` does it pause the assigned partitions and keep
     /// polling (rebalance callbacks keep running, the member stays in the
     /// group), resuming exactly what it paused once below the bound.
-    func consume(_ context: BatchContext, revoked: Locked<[KafkaTopicPartition]>) async throws {
+    ///
+    /// One loop per lane, each with its own consumer and offsets; the lanes
+    /// share the delivery permits (`DeliveryPermits` serves interactive work
+    /// first) and the pipeline.
+    func consume(_ context: LaneContext) async throws {
         let batchSize = configuration.worker.batchSize
         let totalLimit = configuration.worker.inFlightLimit
         let partitionLimit = configuration.worker.maxInFlightPerPartition
@@ -19,6 +23,7 @@ extension PushWorkerService {
         let linger = configuration.worker.pollLinger
         let byteLimit = configuration.worker.maxInFlightBytes
         var delayed = DelayedPartitions()
+        let dues = DueTimes(topics: topics, router: context.router)
         var pauses = PartitionPauses()
         var atBoundSince: ContinuousClock.Instant?
         try await withThrowingDiscardingTaskGroup { group in
@@ -67,16 +72,17 @@ extension PushWorkerService {
                     maxMessages: max(1, min(batchSize, room)), maxBytes: max(1, byteRoom), timeout: throttled ? .milliseconds(10) : .milliseconds(100),
                     linger: throttled ? .zero : linger)
                 health?.heartbeat()
-                forget(revoked.withLock { r in defer { r = [] }; return r })
+                forget(context.revoked.withLock { r in defer { r = [] }; return r })
                 let now = Date()
                 var ready: [KafkaMessage] = []
-                for tp in delayed.due(at: now, releaseInto: { ready += $0 }) where pauses.remove(.delayedRetry, tp) {
+                for tp in delayed.due(at: now, recheck: { dues.due(of: $0, now: now) }, releaseInto: { ready += $0 })
+                    where pauses.remove(.delayedRetry, tp) {
                     try? context.consumer.resume([tp])
                 }
                 if !polled.isEmpty {
                     countConsumed(polled)
                     for message in context.book.begin(polled) {
-                        let due = topics.dueTime(of: message, now: now)
+                        let due = dues.due(of: message, now: now)
                         if delayed.hold(message, dueAt: due, now: now) {
                             if delayed.justPaused(message.topicPartition), pauses.add(.delayedRetry, message.topicPartition) {
                                 try? context.consumer.pause([message.topicPartition])
@@ -88,14 +94,13 @@ extension PushWorkerService {
                 }
                 dispatch(ready)
                 applyBackpressure(&pauses, context, total: total, perPartition: partitionLimit, heldBytes: delayed.heldBytes)
-                applyCircuitPause(&pauses, context)
             }
-            try await drain(context, revoked: revoked, forget: forget, cancel: { group.cancelAll() })
+            try await drain(context, forget: forget, cancel: { group.cancelAll() })
         }
     }
 
     /// Pauses partitions at the in-flight bound and resumes those backpressure paused.
-    private func applyBackpressure(_ pauses: inout PartitionPauses, _ context: BatchContext, total: Int, perPartition: Int,
+    private func applyBackpressure(_ pauses: inout PartitionPauses, _ context: LaneContext, total: Int, perPartition: Int,
                                    heldBytes: Int) {
         let inFlight = context.book.inFlightByPartition()
         let change = pauses.backpressure(inFlight: inFlight, total: total, perPartition: perPartition)
@@ -106,30 +111,12 @@ extension PushWorkerService {
         let bytes = context.bytes.withLock { $0 } + heldBytes
         let deliveries = context.permits.inUse
         counters.withLock {
-            $0.inFlight = sum
-            $0.inFlightBytes = bytes
+            $0.inFlightByLane[context.lane] = sum
+            $0.inFlightBytesByLane[context.lane] = bytes
             $0.deliveriesInFlight = deliveries
-            $0.partitionsBackpressured = throttled
+            $0.partitionsBackpressuredByLane[context.lane] = throttled
             $0.backpressurePauses += change.pause.count
         }
-    }
-
-    /// An open provider circuit pauses intake and retry partitions (device
-    /// registrations keep flowing) until the breaker lets requests through again.
-    private func applyCircuitPause(_ pauses: inout PartitionPauses, _ context: BatchContext) {
-        let open = context.router.anyCircuitOpen
-        guard open || !pauses.partitions(.providerCircuit).isEmpty else { return }
-        let notifications = context.book.inFlightByPartition().keys.filter { $0.topic != topics.devices }
-        let change = pauses.providerCircuit(open: open, partitions: Array(notifications))
-        if !change.pause.isEmpty {
-            try? context.consumer.pause(change.pause)
-            logger.warning("provider circuit open; intake paused", metadata: ["kafka.partitions": "\(change.pause.count)"])
-        }
-        if !change.resume.isEmpty {
-            try? context.consumer.resume(change.resume)
-            logger.info("provider circuit closing; intake resumed", metadata: ["kafka.partitions": "\(change.resume.count)"])
-        }
-        if !change.pause.isEmpty { counters.withLock { $0.circuitPauses += 1 } }
     }
 
     /// Stores the offsets a finished batch lets through (the lowest unfinished
@@ -152,12 +139,12 @@ extension PushWorkerService {
     /// One batch as a child task: the pipeline takes it to its written
     /// outcome, then its offsets are stored. A cancelled batch (drain
     /// timeout) is left unfinished: nothing stored, its offsets stay in flight.
-    private func runBatch(_ messages: [KafkaMessage], ticket: OffsetBook.Ticket, bytes: Int, _ context: BatchContext) async throws {
+    private func runBatch(_ messages: [KafkaMessage], ticket: OffsetBook.Ticket, bytes: Int, _ context: LaneContext) async throws {
         defer { context.completions.fire() }
         // Runs first (defers run in reverse): the loop the fire wakes sees the bytes gone.
         defer { context.bytes.withLock { $0 -= bytes } }
         do {
-            try await context.pipeline.run(messages)
+            try await context.pipeline.run(messages, lane: context.lane)
             try Task.checkCancellation()
             storeOffsets(context.book.complete(ticket), context.consumer)
         } catch where Task.isCancelled || error is CancellationError {
@@ -173,8 +160,7 @@ extension PushWorkerService {
     /// Shutdown: pause everything, keep polling (rebalances are still served)
     /// while the batches already taken finish, bounded by the drain timeout;
     /// then cancel what is left (left unfinished, offsets unstored).
-    private func drain(_ context: BatchContext, revoked: Locked<[KafkaTopicPartition]>,
-                       forget: ([KafkaTopicPartition]) -> Void, cancel: () -> Void) async throws {
+    private func drain(_ context: LaneContext, forget: ([KafkaTopicPartition]) -> Void, cancel: () -> Void) async throws {
         if let assigned = try? context.consumer.assignment() {
             try? context.consumer.pause(assigned.filter { !context.consumer.pausedPartitions.contains($0) })
         }
@@ -183,7 +169,7 @@ extension PushWorkerService {
             if batchFailure.withLock({ $0 }) != nil { break }
             // Messages fetched before the pause are ignored: never begun, never stored.
             _ = try? await context.consumer.poll(maxMessages: 1000, timeout: .milliseconds(50))
-            forget(revoked.withLock { r in defer { r = [] }; return r })
+            forget(context.revoked.withLock { r in defer { r = [] }; return r })
         }
         let left = context.book.dispatchedTotal()
         if left > 0 {

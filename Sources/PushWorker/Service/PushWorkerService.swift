@@ -6,11 +6,13 @@ import PushPostgres
 import PushProviders
 import ServiceLifecycle
 
-/// A PushFleet worker: consumes the intake and retry topics in the consumer
-/// group, delivers, produces retries and dead letters, writes outcomes to
-/// PostgreSQL and only then stores offsets. Stops on graceful shutdown: no
-/// new polls, in-flight batches drained (bounded), offsets committed,
-/// consumer closed.
+/// A PushFleet worker: one consumer per lane, each in its own consumer group
+/// (the interactive lane in `kafka.group_id`, the bulk lane in
+/// `<group>.bulk`), polling into one batch pipeline that delivers, produces
+/// retries, parked messages and dead letters, and writes outcomes to
+/// PostgreSQL; only then are a batch's offsets stored. Stops on graceful
+/// shutdown: no new polls, in-flight batches drained (bounded), offsets
+/// committed, consumers closed.
 public final class PushWorkerService: Service, Sendable {
     let configuration: WorkerConfiguration
     let logger: Logger
@@ -21,8 +23,10 @@ public final class PushWorkerService: Service, Sendable {
     let observer: any WorkerObserver
     /// Liveness/readiness inputs for `/health/*` (nil: not served).
     let health: HealthState?
-    private let activeConsumer = Locked<KafkaConsumer?>(nil)
+    private let activeConsumers = Locked<[Lane: KafkaConsumer]>([:])
     private let activeRouter = Locked<ProviderRouter?>(nil)
+    /// Partitions each lane's consumer owns now.
+    let assigned = Locked<[Lane: Set<KafkaTopicPartition>]>([:])
 
     /// - Parameters:
     ///   - observer: told about latencies (histograms); counters are in `stats`.
@@ -39,12 +43,11 @@ public final class PushWorkerService: Service, Sendable {
     /// Totals since start (for logs, tests and metrics).
     public var stats: WorkerCounters { counters.withLock { $0 } }
 
-    /// Lag of each assigned partition (high watermark − position) from
-    /// librdkafka's cached values: non-blocking, for `pushfleet_consumer_lag`.
-    /// Empty before the consumer exists and after it closed.
+    /// Lag of each assigned partition of both lanes (high watermark −
+    /// position) from librdkafka's cached values: non-blocking, for
+    /// `pushfleet_consumer_lag`. Empty before the consumers exist and after they closed.
     public func consumerLag() -> [KafkaPartitionLag] {
-        guard let consumer = activeConsumer.withLock({ $0 }) else { return [] }
-        return (try? consumer.lag()) ?? []
+        activeConsumers.withLock { $0 }.values.flatMap { (try? $0.lag()) ?? [] }
     }
 
     /// Cumulative counters of every provider client (one per app × provider),
@@ -56,17 +59,20 @@ public final class PushWorkerService: Service, Sendable {
     public func run() async throws {
         let pool = PostgresPool(url: configuration.database.url, size: configuration.database.poolSize, logger: logger)
         let router: ProviderRouter
-        let consumer: KafkaConsumer
         let producer: KafkaProducer
+        var consumers: [Lane: KafkaConsumer] = [:]
         do {
             router = try ProviderRouter(configuration: configuration, logger: logger)
             do {
                 producer = try KafkaProducer(bootstrapServers: configuration.kafka.bootstrapServers,
                                              properties: configuration.kafka.properties, logger: logger)
-                consumer = try KafkaConsumer(
-                    bootstrapServers: configuration.kafka.bootstrapServers, groupID: configuration.kafka.groupID,
-                    topics: topics.consumed, properties: configuration.kafka.properties, logger: logger)
+                for lane in Lane.allCases {
+                    consumers[lane] = try KafkaConsumer(
+                        bootstrapServers: configuration.kafka.bootstrapServers, groupID: configuration.kafka.groupID(for: lane),
+                        topics: topics.consumed(by: lane), properties: configuration.kafka.properties, logger: logger)
+                }
             } catch {
+                for consumer in consumers.values { await consumer.close(timeout: .seconds(5)) }
                 router.shutdown()
                 throw error
             }
@@ -74,29 +80,36 @@ public final class PushWorkerService: Service, Sendable {
             await pool.close()
             throw error
         }
-        activeConsumer.withLock { $0 = consumer }
+        activeConsumers.withLock { $0 = consumers }
         activeRouter.withLock { $0 = router }
         let probe = startPostgresProbe(pool)
-        let book = OffsetBook()
-        let revoked = Locked<[KafkaTopicPartition]>([])
-        installRebalanceHandler(consumer: consumer, book: book, revoked: revoked)
-        let permits = DeliveryPermits(capacity: configuration.worker.maxDeliveriesInFlight)
+        let permits = DeliveryPermits(capacity: configuration.worker.maxDeliveriesInFlight,
+                                      bulkFloor: configuration.worker.bulkFloor,
+                                      interactiveReserve: configuration.worker.interactiveReserve)
         let stores = WorkerStores(pool: pool, logger: logger, observer: observer, workerID: configuration.worker.id,
                                   registryCacheTTL: configuration.registry.cacheTTL)
         let pipeline = BatchPipeline(
             stores: stores, router: router, producer: producer, permits: permits, topics: topics,
             retryPolicy: configuration.retry.policy, maxConcurrentSends: 1024, counters: counters, observer: observer,
             logger: logger, intake: configuration.intake, registry: configuration.registry)
-        let context = BatchContext(consumer: consumer, book: book, pipeline: pipeline, router: router, permits: permits)
+        let lanes = Lane.allCases.compactMap { lane in
+            consumers[lane].map { LaneContext(lane: lane, consumer: $0, pipeline: pipeline, router: router, permits: permits) }
+        }
+        for context in lanes { installRebalanceHandler(context) }
+        let quotas = startQuotaShares(router: router, lanes: lanes)
 
         logger.info("worker started", metadata: [
-            "worker.id": "\(configuration.worker.id)", "kafka.topics": "\(topics.consumed)",
+            "worker.id": "\(configuration.worker.id)",
+            "kafka.topics": "\(Lane.allCases.map { "\($0.rawValue): \(topics.consumed(by: $0))" })",
             "kafka.group": "\(configuration.kafka.groupID)",
         ])
         var loopError: (any Error)?
         do {
             try await withGracefulShutdownHandler {
-                try await self.consume(context, revoked: revoked)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for context in lanes { group.addTask { try await self.consume(context) } }
+                    try await group.waitForAll()
+                }
             } onGracefulShutdown: {
                 self.health?.markStopping()
                 self.stopping.withLock { $0 = true }
@@ -105,11 +118,12 @@ public final class PushWorkerService: Service, Sendable {
             loopError = error
             logger.error("worker loop failed", metadata: ["error": "\(error)"])
         }
-        await finalCommit(consumer)
+        quotas.cancel()
+        for context in lanes { await finalCommit(context.consumer) }
         probe.cancel()
-        activeConsumer.withLock { $0 = nil }
+        activeConsumers.withLock { $0 = [:] }
         activeRouter.withLock { $0 = nil }
-        await consumer.close(timeout: .seconds(10))
+        for context in lanes { await context.consumer.close(timeout: .seconds(10)) }
         await producer.close(timeout: .seconds(10))
         router.shutdown()
         await pool.close()
@@ -122,63 +136,24 @@ public final class PushWorkerService: Service, Sendable {
         if let loopError { throw loopError }
     }
 
-    /// What the poll loop and its batch tasks work with.
-    struct BatchContext: Sendable {
-        var consumer: KafkaConsumer
-        var book: OffsetBook
+    /// One lane's consumer and what its poll loop and batch tasks work with.
+    struct LaneContext: Sendable {
+        let lane: Lane
+        let consumer: KafkaConsumer
+        /// The lane's offsets in flight (each consumer has its own partitions).
+        let book = OffsetBook()
         /// Takes each polled batch to its written outcome.
-        var pipeline: BatchPipeline
-        /// Asked whether a provider circuit is open (intake pauses while one is).
-        var router: ProviderRouter
+        let pipeline: BatchPipeline
+        /// Asked when a parked message's provider can take it again.
+        let router: ProviderRouter
+        /// The bound on deliveries in flight, shared by the lanes.
+        let permits: DeliveryPermits
         /// Fired by every finished batch; the poll loop waits on it at the in-flight bound.
-        var completions = BatchCompletionSignal()
-        /// The bound on deliveries in flight, over all batches.
-        var permits: DeliveryPermits
+        let completions = BatchCompletionSignal()
         /// Bytes of the messages dispatched to batches and not yet finished.
-        var bytes = Locked(0)
-    }
-
-    /// Assigned partitions get fresh trackers; revoked ones are drained
-    /// (bounded) so their finished work is stored and committed before they
-    /// move; lost ones are dropped with nothing stored.
-    private func installRebalanceHandler(consumer: KafkaConsumer, book: OffsetBook, revoked: Locked<[KafkaTopicPartition]>) {
-        let logger = self.logger
-        let drainLimit = configuration.worker.revokeDrainTimeout
-        consumer.setRebalanceHandler { event in
-            switch event {
-            case .assigned(let partitions):
-                book.assign(partitions)
-                // A partition we paused while holding retries, lost, and now back: resume it
-                // (only partitions librdkafka reports paused, so nothing rewinds).
-                let stillPaused = partitions.filter { consumer.pausedPartitions.contains($0) }
-                if !stillPaused.isEmpty { try? consumer.resume(stillPaused) }
-                let count = book.inFlightByPartition().count
-                self.counters.withLock { $0.partitionsAssigned = count }
-                self.health?.setPartitionsAssigned(count)
-                logger.info("partitions assigned", metadata: ["kafka.partitions": "\(partitions.map(\.description))"])
-            case .revoked(let partitions):
-                let deadline = ContinuousClock.now + drainLimit
-                while book.dispatchedInFlight(partitions) > 0, ContinuousClock.now < deadline {
-                    Thread.sleep(forTimeInterval: 0.01)
-                }
-                let left = book.dispatchedInFlight(partitions)
-                book.revoke(partitions)
-                revoked.withLock { $0 += partitions }
-                let count = book.inFlightByPartition().count
-                self.counters.withLock { $0.partitionsAssigned = count }
-                self.health?.setPartitionsAssigned(count)
-                logger.info("partitions revoked", metadata: [
-                    "kafka.partitions": "\(partitions.map(\.description))", "worker.undrained": "\(left)",
-                ])
-            case .lost(let partitions):
-                book.revoke(partitions)
-                revoked.withLock { $0 += partitions }
-                let count = book.inFlightByPartition().count
-                self.counters.withLock { $0.partitionsAssigned = count }
-                self.health?.setPartitionsAssigned(count)
-                logger.warning("partitions lost", metadata: ["kafka.partitions": "\(partitions.map(\.description))"])
-            }
-        }
+        let bytes = Locked(0)
+        /// Partitions revoked or lost since the loop last looked.
+        let revoked = Locked<[KafkaTopicPartition]>([])
     }
 
     var isStopping: Bool { stopping.withLock { $0 } }

@@ -11,11 +11,13 @@ final class LedgerStore: Sendable {
     init(pool: PostgresPool) { self.pool = pool }
 
     /// What the ledger says of a batch's keys: those that already have a
-    /// final status, and those waiting on a retry tier (`retrying`), with
-    /// the time of their last attempt (a row without one is left out).
+    /// final status, those waiting on a retry tier (`retrying`, with the time
+    /// of their last attempt; a row without one is left out), and those
+    /// parked (with the time they were last parked).
     struct LedgerStates: Sendable, Equatable {
         var final: Set<DeliveryKey> = []
         var retrying: [DeliveryKey: Date] = [:]
+        var parked: [DeliveryKey: Date] = [:]
     }
 
     /// The keys among `keys` that already have a final status, or wait on a retry tier.
@@ -38,7 +40,7 @@ final class LedgerStore: Sendable {
                 SELECT k.n::text AS n, k.t AS t, d.s AS s, d.l AS l
                 FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS k(n, t, c)
                 CROSS JOIN LATERAL (
-                    SELECT status AS s, last_attempt_at AS l FROM deliveries
+                    SELECT status AS s, CASE WHEN status = 'parked' THEN updated_at ELSE last_attempt_at END AS l FROM deliveries
                     WHERE notification_id = k.n AND token = k.t AND created_at = k.c
                     LIMIT 1  -- at most one row (the primary key); keeps the subquery from being flattened
                 ) d
@@ -56,6 +58,8 @@ final class LedgerStore: Sendable {
                 for key in byID[n.lowercased() + "|" + t] ?? [] { result.final.insert(key) }
             } else if status == .retrying, let last = (try? row.date("l")) ?? nil {
                 for key in byID[n.lowercased() + "|" + t] ?? [] { result.retrying[key] = last }
+            } else if status == .parked, let last = (try? row.date("l")) ?? nil {
+                for key in byID[n.lowercased() + "|" + t] ?? [] { result.parked[key] = last }
             }
         }
         return result

@@ -149,7 +149,7 @@ extension OutcomeWriter {
     static func isFoldable(_ status: DeliveryStatus) -> Bool {
         switch status {
         case .accepted, .invalidToken, .rejected: true
-        case .pending, .retrying, .delivered, .opened, .expired, .deadLettered: false
+        case .pending, .retrying, .parked, .delivered, .opened, .expired, .deadLettered: false
         }
     }
 
