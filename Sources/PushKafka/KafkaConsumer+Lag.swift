@@ -10,6 +10,12 @@ public struct KafkaPartitionLag: Sendable, Hashable {
     public var position: Int64
     /// Messages behind: `highWatermark - position`, never negative.
     public var messages: Int64 { max(0, highWatermark - position) }
+
+    public init(partition: KafkaTopicPartition, highWatermark: Int64, position: Int64) {
+        self.partition = partition
+        self.highWatermark = highWatermark
+        self.position = position
+    }
 }
 
 extension KafkaConsumer {

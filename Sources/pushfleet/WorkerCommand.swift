@@ -93,11 +93,7 @@ struct WorkerCommand: AsyncParsableCommand {
     /// Scrape time: running totals, consumer lag and provider-client counters into the registry.
     private static func export(_ worker: PushWorkerService, into metrics: WorkerMetrics) {
         metrics.export(worker.stats)
-        let lag = worker.consumerLag()
-        for entry in lag {
-            metrics.setLag(topic: entry.partition.topic, partition: entry.partition.partition, messages: entry.messages)
-        }
-        metrics.retainLag(assigned: lag.map { ($0.partition.topic, $0.partition.partition) })
+        metrics.export(lag: worker.consumerLag(), topics: worker.topics)
         for client in worker.providerStats() {
             metrics.export(client.stats, provider: client.provider, app: client.app, host: client.host)
         }

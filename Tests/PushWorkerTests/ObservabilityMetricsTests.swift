@@ -1,5 +1,6 @@
 import Metrics
 import PushCore
+import PushKafka
 import PushProviders
 import XCTest
 
@@ -71,16 +72,16 @@ final class ObservabilityMetricsTests: XCTestCase {
         metrics.setInFlight(7)
         metrics.setLag(topic: "push.notifications", partition: 3, messages: 42)
         metrics.setLag(topic: "push.notifications", partition: 4, messages: -1)
-        metrics.setCircuitState(host: "api.push.apple.com:443", state: .open)
-        metrics.setCircuitState(host: "fcm.googleapis.com:443", state: .halfOpen)
+        metrics.setCircuitState(provider: .apns, app: "shop", host: "api.push.apple.com:443", state: .open)
+        metrics.setCircuitState(provider: .fcm, app: "shop", host: "fcm.googleapis.com:443", state: .halfOpen)
         metrics.setPartitionsAssigned(6)
 
         let s = samples()
         XCTAssertEqual(s["pushfleet_in_flight"], "7.0")
         XCTAssertEqual(s[#"pushfleet_consumer_lag{topic="push.notifications",partition="3"}"#], "42.0")
         XCTAssertEqual(s[#"pushfleet_consumer_lag{topic="push.notifications",partition="4"}"#], "0.0")
-        XCTAssertEqual(s[#"pushfleet_circuit_state{host="api.push.apple.com:443"}"#], "2.0")
-        XCTAssertEqual(s[#"pushfleet_circuit_state{host="fcm.googleapis.com:443"}"#], "1.0")
+        XCTAssertEqual(s[#"pushfleet_circuit_state{provider="apns",app="shop",host="api.push.apple.com:443"}"#], "2.0")
+        XCTAssertEqual(s[#"pushfleet_circuit_state{provider="fcm",app="shop",host="fcm.googleapis.com:443"}"#], "1.0")
         XCTAssertEqual(s["pushfleet_partitions_assigned"], "6.0")
         XCTAssertTrue(typeLines().contains("# TYPE pushfleet_consumer_lag gauge"))
     }
@@ -151,8 +152,43 @@ final class ObservabilityMetricsTests: XCTestCase {
         XCTAssertEqual(s[#"pushfleet_rate_limited_total{provider="fcm",app="shop"}"#], "1")
         XCTAssertEqual(s[#"pushfleet_resent_without_status_total{provider="fcm",reason="reset"}"#], "2")
         XCTAssertEqual(s[#"pushfleet_resent_without_status_total{provider="fcm",reason="no_status"}"#], "1")
-        XCTAssertEqual(s[#"pushfleet_circuit_state{host="fcm.googleapis.com"}"#], "0.0")
-        XCTAssertEqual(s[#"pushfleet_circuit_state{host="api.push.apple.com"}"#], "0.0")
+        XCTAssertEqual(s[#"pushfleet_circuit_state{provider="fcm",app="shop",host="fcm.googleapis.com"}"#], "0.0")
+        XCTAssertEqual(s[#"pushfleet_circuit_state{provider="apns",app="shop",host="api.push.apple.com"}"#], "0.0")
+    }
+
+    /// Clients sharing a host (every provider behind one simulator, two apps on
+    /// FCM's one host) each keep their own circuit series: an open circuit is
+    /// never hidden by a closed one on the same host.
+    func testCircuitStateIsPerProviderAndAppEvenOnOneHost() {
+        let host = "https://127.0.0.1:8443"
+        var open = ProviderClientStats()
+        open.circuitState = .open(until: .now + .seconds(30))
+        metrics.export(open, provider: .fcm, app: "shop", host: host)
+        metrics.export(ProviderClientStats(), provider: .apns, app: "shop", host: host)
+        metrics.export(ProviderClientStats(), provider: .fcm, app: "news", host: host)
+        let s = samples()
+        XCTAssertEqual(s[#"pushfleet_circuit_state{provider="fcm",app="shop",host="https://127.0.0.1:8443"}"#], "2.0")
+        XCTAssertEqual(s[#"pushfleet_circuit_state{provider="apns",app="shop",host="https://127.0.0.1:8443"}"#], "0.0")
+        XCTAssertEqual(s[#"pushfleet_circuit_state{provider="fcm",app="news",host="https://127.0.0.1:8443"}"#], "0.0")
+    }
+
+    /// Lag per lane, parked messages per lane and the quota share reach the exposition.
+    func testLaneLagParkedMessagesAndQuotaShareAreExported() {
+        let topics = TopicNames()
+        metrics.export(lag: [
+            KafkaPartitionLag(partition: KafkaTopicPartition(topic: "push.notifications", partition: 0), highWatermark: 10, position: 4),
+            KafkaPartitionLag(partition: KafkaTopicPartition(topic: "push.parked", partition: 1), highWatermark: 3, position: 1),
+            KafkaPartitionLag(partition: KafkaTopicPartition(topic: "push.notifications.bulk", partition: 0), highWatermark: 900, position: 0),
+        ], topics: topics)
+        var totals = WorkerCounters()
+        totals.parkedMessagesByLane = [.bulk: 4]
+        totals.quotaShare = 0.5
+        metrics.export(totals)
+        let s = samples()
+        XCTAssertEqual(s[#"pushfleet_lane_lag{lane="interactive"}"#], "8.0")
+        XCTAssertEqual(s[#"pushfleet_lane_lag{lane="bulk"}"#], "900.0")
+        XCTAssertEqual(s[#"pushfleet_parked_messages_total{lane="bulk"}"#], "4")
+        XCTAssertEqual(s["pushfleet_quota_share"], "0.5")
     }
 
     func testWorkerMetricsIsTheWorkersLatencyObserver() {

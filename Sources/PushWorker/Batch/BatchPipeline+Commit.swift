@@ -37,6 +37,8 @@ extension BatchPipeline {
             for m in outcome.outgoing {
                 if m.topic == topics.deadLetter {
                     c.deadLettersByReason[m.label.isEmpty ? "other" : m.label, default: 0] += 1
+                } else if topics.isParkedTopic(m.topic), let lane = topics.lane(of: m.topic) {
+                    c.parkedMessagesByLane[lane, default: 0] += 1
                 } else {
                     c.retriesByTier[m.label, default: 0] += 1
                 }

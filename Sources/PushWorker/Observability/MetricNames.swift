@@ -12,6 +12,14 @@ public enum MetricNames {
     public static let deadLetters = "pushfleet_dead_letters_total"
     public static let suppressedDuplicates = "pushfleet_suppressed_duplicates_total"
     public static let consumerLag = "pushfleet_consumer_lag"
+    /// The lag of a lane (label `lane`): its consumer's partitions summed.
+    public static let laneLag = "pushfleet_lane_lag"
+    /// Messages produced to the parked topics (label `lane`): with the
+    /// deliveries parked (`pushfleet_notifications_sent_total{status="parked"}`),
+    /// what a provider's trouble costs in writes.
+    public static let parkedMessages = "pushfleet_parked_messages_total"
+    /// This replica's share of the fleet-wide provider quotas (0...1).
+    public static let quotaShare = "pushfleet_quota_share"
     public static let circuitState = "pushfleet_circuit_state"
     public static let tokenRefreshes = "pushfleet_token_refreshes_total"
     /// Requests re-sent, by a provider client or by libcurl itself, after a try

@@ -40,6 +40,8 @@ public struct WorkerCounters: Sendable {
     public var sent: [SentKey: Int] = [:]
     /// Retry messages produced per tier name: `pushfleet_retries_total{tier}`.
     public var retriesByTier: [String: Int] = [:]
+    /// Messages produced to each lane's parked topic: `pushfleet_parked_messages_total{lane}`.
+    public var parkedMessagesByLane: [Lane: Int] = [:]
     /// Dead letters per short category (`exhausted`, `invalid`, `undecodable`,
     /// `unsupported_version`, `response_lost`): `pushfleet_dead_letters_total{reason}`.
     public var deadLettersByReason: [String: Int] = [:]

@@ -18,6 +18,10 @@ extension WorkerMetrics {
                 sent(provider: key.provider, app: key.app, status: key.status, reason: key.reason, count: n - (last.sent[key] ?? 0))
             }
             for (tier, n) in totals.retriesByTier { retried(tier: tier, count: n - (last.retriesByTier[tier] ?? 0)) }
+            for (lane, n) in totals.parkedMessagesByLane {
+                let added = n - (last.parkedMessagesByLane[lane] ?? 0)
+                if added > 0 { counter(MetricNames.parkedMessages, [("lane", lane.rawValue)]).increment(by: added) }
+            }
             for (reason, n) in totals.deadLettersByReason {
                 deadLettered(reason: reason, count: n - (last.deadLettersByReason[reason] ?? 0))
             }
@@ -32,6 +36,7 @@ extension WorkerMetrics {
             gauge(MetricNames.deliveriesInFlight).record(totals.deliveriesInFlight)
             gauge(MetricNames.inFlightBytes).record(totals.inFlightBytes)
             setPartitionsAssigned(totals.partitionsAssigned)
+            if let share = totals.quotaShare { gauge(MetricNames.quotaShare).record(share) }
             previous = totals
         }
     }

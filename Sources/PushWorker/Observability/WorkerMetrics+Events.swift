@@ -86,9 +86,12 @@ extension WorkerMetrics {
             .increment(by: count)
     }
 
-    /// A provider host's circuit breaker changed state.
-    public func setCircuitState(host: String, state: CircuitState) {
-        gauge(MetricNames.circuitState, [label("host", host)]).record(state.rawValue)
+    /// One provider client's circuit breaker state: each app's client of each
+    /// provider has its own breaker (Web Push one per push service), so
+    /// clients sharing a host never hide each other's state.
+    public func setCircuitState(provider: Provider, app: String, host: String, state: CircuitState) {
+        gauge(MetricNames.circuitState, [("provider", provider.rawValue), label("app", app), label("host", host)])
+            .record(state.rawValue)
     }
 
     /// A provider token (APNs JWT, FCM OAuth2 access token) was minted or refreshed.

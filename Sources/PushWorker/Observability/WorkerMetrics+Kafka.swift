@@ -1,4 +1,6 @@
 import Metrics
+import PushCore
+import PushKafka
 
 /// Kafka-side events: consumption, lag, assignment, receipts.
 extension WorkerMetrics {
@@ -22,6 +24,18 @@ extension WorkerMetrics {
         removeGauges(MetricNames.consumerLag) { labels in
             labels.count == 4 && keep.contains([labels[1], labels[3]])
         }
+    }
+
+    /// Consumer lag of every assigned partition and of each lane (its
+    /// partitions summed); series of partitions no longer assigned go.
+    public func export(lag: [KafkaPartitionLag], topics: TopicNames) {
+        var lanes: [Lane: Int64] = Dictionary(uniqueKeysWithValues: Lane.allCases.map { ($0, 0) })
+        for entry in lag {
+            setLag(topic: entry.partition.topic, partition: entry.partition.partition, messages: entry.messages)
+            if let lane = topics.lane(of: entry.partition.topic) { lanes[lane, default: 0] += entry.messages }
+        }
+        retainLag(assigned: lag.map { ($0.partition.topic, $0.partition.partition) })
+        for (lane, messages) in lanes { gauge(MetricNames.laneLag, [("lane", lane.rawValue)]).record(max(messages, 0)) }
     }
 
     /// Partitions currently assigned to this worker.

@@ -7,7 +7,7 @@ extension WorkerMetrics {
     /// `pushfleet_resent_without_status_total{reason}` grow by what was added since
     /// the previous call for the same provider, app and host (Web Push keeps
     /// one set of counters per push service), and
-    /// `pushfleet_circuit_state{host}` takes the breaker's state. Call it for
+    /// `pushfleet_circuit_state{provider,app,host}` takes the breaker's state. Call it for
     /// every app's provider clients before each scrape.
     public func export(_ stats: ProviderClientStats, provider: Provider, app: String, host: String) {
         let key = ProviderKey(provider: provider, app: app, host: host)
@@ -24,7 +24,8 @@ extension WorkerMetrics {
             resentWithoutStatus(provider: provider, reason: "goaway", count: stats.resentAfterGoaway - last.resentAfterGoaway)
             resentWithoutStatus(provider: provider, reason: "reset", count: stats.resentAfterReset - last.resentAfterReset)
             resentWithoutStatus(provider: provider, reason: "no_status", count: stats.resentNoStatus - last.resentNoStatus)
-            setCircuitState(host: host, state: CircuitState(rawValue: stats.circuitState.gaugeValue) ?? .open)
+            setCircuitState(provider: provider, app: app, host: host,
+                            state: CircuitState(rawValue: stats.circuitState.gaugeValue) ?? .open)
             previous[key] = stats
         }
     }

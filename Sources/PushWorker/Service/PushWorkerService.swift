@@ -16,7 +16,7 @@ import ServiceLifecycle
 public final class PushWorkerService: Service, Sendable {
     let configuration: WorkerConfiguration
     let logger: Logger
-    let topics: TopicNames
+    public let topics: TopicNames
     private let stopping = Locked(false)
     let counters = Locked(WorkerCounters())
     let batchFailure = Locked<(any Error)?>(nil)
