@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import Logging
 @testable import PushProviders
 
@@ -35,8 +36,8 @@ struct DecodedJWT {
     init?(_ token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
-            let headerBytes = JWT.decodeBase64URL(parts[0]), let claimBytes = JWT.decodeBase64URL(parts[1]),
-            let signature = JWT.decodeBase64URL(parts[2]),
+            let headerBytes = Base64URL.decode(parts[0]), let claimBytes = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2]),
             let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any],
             let claims = try? JSONSerialization.jsonObject(with: Data(claimBytes)) as? [String: Any]
         else { return nil }

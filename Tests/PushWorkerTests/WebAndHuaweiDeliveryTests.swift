@@ -175,7 +175,7 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
             let store = OutcomeStore(pool: stack.pool, logger: AnalyticsDatabase.logger)
             let live = SimulatorWebPushSubscriptions.subscription(id: "live", origin: stack.origin)
             // 65 bytes with 0x04 first passes intake, but is no point on P-256.
-            let offCurve = WebPushBase64URL.encode([0x04] + [UInt8](repeating: 0x01, count: 64))
+            let offCurve = Base64URL.encode([0x04] + [UInt8](repeating: 0x01, count: 64))
             let elsewhere = "https://push.internal.example/wp/live"
             let outcome = try await stack.processor(store).process([Self.message("""
                 {"platform": "web", "subscription": \(Self.subscriptionJSON(endpoint: live.endpoint, p256dh: offCurve, auth: live.auth))},
