@@ -41,18 +41,24 @@ let package = Package(
         // Typed wrappers for variadic and macro C APIs.
         .target(name: "CShims", dependencies: ["CCurl", "COpenSSL"]),
 
-        // Pure logic: no I/O, no C.
+        // Pure logic: no I/O, no C, no threads.
         .target(name: "PushCore"),
+        // Threads of our own: the send executor and kernel thread names (PushCore for `Locked`).
+        .target(name: "PushThreads", dependencies: ["PushCore"]),
 
         .target(
             name: "PushKafka",
-            dependencies: ["CRdKafka", "PushCore", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "CRdKafka", "PushCore", "PushThreads", .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(
             name: "PushPostgres",
-            dependencies: ["CLibpq", "PushCore", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "CLibpq", "PushCore", "PushThreads", .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(
             name: "PushHTTP",
-            dependencies: ["CCurl", "CShims", "PushCore", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CCurl", "CShims", "PushThreads", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "PushProviders",
             dependencies: [
@@ -65,7 +71,7 @@ let package = Package(
         .target(
             name: "PushWorker",
             dependencies: [
-                "PushCore", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
+                "PushCore", "PushThreads", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -95,7 +101,7 @@ let package = Package(
         .executableTarget(
             name: "pushfleet",
             dependencies: [
-                "PushCore", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
+                "PushCore", "PushThreads", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
                 "PushWorker", "PushAnalytics", "PushSimulator", "PushProducer", "CShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -106,6 +112,7 @@ let package = Package(
 
         // Tier 1: pure unit tests.
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
+        .testTarget(name: "PushThreadsTests", dependencies: ["PushThreads", "PushCore"]),
         // Tier 2: component tests against real local servers.
         .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushCore", "PushProducer"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushCore"]),
@@ -116,7 +123,7 @@ let package = Package(
         .testTarget(
             name: "PushWorkerTests",
             dependencies: [
-                "PushWorker", "PushAnalytics", "PushCore", "PushPostgres", "PushKafka", "PushSimulator",
+                "PushWorker", "PushAnalytics", "PushCore", "PushThreads", "PushPostgres", "PushKafka", "PushSimulator",
                 .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // Tier 3: end to end, running `pushfleet` processes.

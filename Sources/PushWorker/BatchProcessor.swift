@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushCore
+import PushThreads
 import PushHTTP
 import PushKafka
 import PushProviders

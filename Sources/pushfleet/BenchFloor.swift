@@ -1,6 +1,7 @@
 import CShims
 import Foundation
 import PushCore
+import PushThreads
 
 /// The libcurl floor: a minimal C loop over libcurl's multi interface
 /// (`CShims_curl_floor_run`, Sources/CShims/curl_floor.c) sending the same
