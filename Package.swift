@@ -40,6 +40,8 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]),
         // Typed wrappers for variadic and macro C APIs.
         .target(name: "CShims", dependencies: ["CCurl", "COpenSSL"]),
+        // Bench support: libcurl's own floor, a minimal C loop for `bench send --floor`.
+        .target(name: "CCurlFloor", dependencies: ["CCurl"]),
 
         // Pure logic: no I/O, no C, no threads.
         .target(name: "PushCore"),
@@ -102,7 +104,7 @@ let package = Package(
             name: "pushfleet",
             dependencies: [
                 "PushCore", "PushThreads", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
-                "PushWorker", "PushAnalytics", "PushSimulator", "PushProducer", "CShims",
+                "PushWorker", "PushAnalytics", "PushSimulator", "PushProducer", "CCurlFloor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
