@@ -112,23 +112,38 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]),
 
+        // Helpers shared by the test targets (postgres-nio's ConnectionPoolTestUtils,
+        // hummingbird's HummingbirdTesting): the fuzz mutator, the test environment
+        // (PostgreSQL URL, the built binary, the repository's paths), a migrated
+        // database, mock-cluster settings, the live simulator stack.
+        .target(
+            name: "PushTestSupport",
+            dependencies: [
+                "PushCore", "PushPostgres", "PushHTTP", "PushProviders", "PushSimulator",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/PushTestSupport"),
+
         // Tier 1: pure unit tests.
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushTestSupport"]),
         .testTarget(name: "PushThreadsTests", dependencies: ["PushThreads", "PushCore"]),
         // Tier 2: component tests against real local servers.
-        .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushCore", "PushProducer"]),
-        .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushCore"]),
+        .testTarget(
+            name: "PushKafkaTests", dependencies: ["PushKafka", "PushCore", "PushProducer", "PushTestSupport"]),
+        .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushCore", "PushTestSupport"]),
         .testTarget(
             name: "PushProvidersTests",
-            dependencies: ["PushProviders", "PushHTTP", "PushSimulator", "PushCore"]),
+            dependencies: ["PushProviders", "PushHTTP", "PushSimulator", "PushCore", "PushTestSupport"]),
         .testTarget(name: "PushSimulatorTests", dependencies: ["PushSimulator", "PushCore"]),
         .testTarget(
             name: "PushWorkerTests",
             dependencies: [
-                "PushWorker", "PushAnalytics", "PushCore", "PushThreads", "PushPostgres", "PushKafka", "PushSimulator",
-                .product(name: "Metrics", package: "swift-metrics"),
+                "PushWorker", "PushAnalytics", "PushCore", "PushThreads", "PushPostgres", "PushKafka",
+                "PushSimulator", "PushTestSupport", .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // Tier 3: end to end, running `pushfleet` processes.
-        .testTarget(name: "PushFleetEndToEndTests", dependencies: ["PushCore", "PushPostgres", "PushKafka"]),
+        .testTarget(
+            name: "PushFleetEndToEndTests",
+            dependencies: ["PushCore", "PushPostgres", "PushKafka", "PushTestSupport"]),
     ]
 )

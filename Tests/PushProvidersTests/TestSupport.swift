@@ -1,6 +1,5 @@
 import Foundation
 import PushCore
-import Logging
 @testable import PushProviders
 
 /// A clock tests move by hand.
@@ -60,12 +59,4 @@ struct DecodedJWT {
         let key = try EVPKey(pem: publicKeyPEM, kind: .publicKey)
         return key.verifySHA256(signature: signature, message: Array(signingInput.utf8))
     }
-}
-
-extension Logger {
-    static let test: Logger = {
-        var logger = Logger(label: "PushProvidersTests")
-        logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG"] == nil ? .warning : .trace
-        return logger
-    }()
 }
