@@ -124,6 +124,7 @@ let package = Package(
             ],
             path: "Tests/PushTestSupport"),
 
+        // Test targets mirror modules: `<Module>Tests` tests `<Module>`.
         // Tier 1: pure unit tests.
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushTestSupport"]),
         .testTarget(name: "PushThreadsTests", dependencies: ["PushThreads", "PushCore"]),
@@ -132,15 +133,20 @@ let package = Package(
             name: "PushKafkaTests", dependencies: ["PushKafka", "PushCore", "PushProducer", "PushTestSupport"]),
         .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushCore", "PushTestSupport"]),
         .testTarget(
+            name: "PushHTTPTests",
+            dependencies: ["PushHTTP", "PushProviders", "PushSimulator", "PushCore", "PushTestSupport"]),
+        .testTarget(
             name: "PushProvidersTests",
             dependencies: ["PushProviders", "PushHTTP", "PushSimulator", "PushCore", "PushTestSupport"]),
         .testTarget(name: "PushSimulatorTests", dependencies: ["PushSimulator", "PushCore"]),
         .testTarget(
             name: "PushWorkerTests",
             dependencies: [
-                "PushWorker", "PushAnalytics", "PushCore", "PushThreads", "PushPostgres", "PushKafka",
-                "PushSimulator", "PushTestSupport", .product(name: "Metrics", package: "swift-metrics"),
+                "PushWorker", "PushCore", "PushThreads", "PushPostgres", "PushKafka", "PushSimulator",
+                "PushTestSupport", .product(name: "Metrics", package: "swift-metrics"),
             ]),
+        .testTarget(
+            name: "PushAnalyticsTests", dependencies: ["PushAnalytics", "PushCore", "PushPostgres", "PushTestSupport"]),
         // Tier 3: end to end, running `pushfleet` processes.
         .testTarget(
             name: "PushFleetEndToEndTests",
