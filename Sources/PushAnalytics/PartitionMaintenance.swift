@@ -61,7 +61,7 @@ public struct PartitionMaintenance: Sendable {
             guard !missing.isEmpty else { continue }
             if dryRun { report.created += missing; continue }
             do {
-                try await connection.query("SELECT pushfleet_ensure_partitions($1::date, 1)", [.text(day.description)])
+                try await connection.ensureDailyPartitions(from: day)
                 report.created += missing
             } catch {
                 logger.warning("could not create a daily partition", metadata: ["postgres.day": "\(day)", "error": "\(error)"])

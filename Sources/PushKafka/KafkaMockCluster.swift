@@ -1,5 +1,6 @@
 import CRdKafka
 import Logging
+import PushCore
 
 /// librdkafka's mock cluster: an in-process, multi-broker Kafka cluster that speaks the
 /// real protocol over TCP on 127.0.0.1 (dev and tests). Other clients, in this process
@@ -47,6 +48,15 @@ public final class KafkaMockCluster: @unchecked Sendable {
     public func createTopic(_ name: String, partitions: Int32, replicationFactor: Int32 = 1) throws {
         let err = rd_kafka_mock_topic_create(cluster, name, partitions, replicationFactor)
         guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError.rdKafka(err, "create topic \(name)") }
+    }
+
+    /// Creates the fleet's topics: the intake with `intakePartitions`, every
+    /// other topic (retry tiers, dead letters, devices, receipts) with `partitions`.
+    public func createFleetTopics(_ topics: TopicNames, intakePartitions: Int32, partitions: Int32 = 3) throws {
+        try createTopic(topics.intake, partitions: intakePartitions)
+        for topic in topics.retryTopics + [topics.deadLetter, topics.devices, topics.receipts] {
+            try createTopic(topic, partitions: partitions)
+        }
     }
 
     /// Makes broker `brokerID` drop its connections and refuse new ones.

@@ -18,10 +18,10 @@ public final class NotificationPublisher: Sendable {
     ///   - topicPrefix: PushFleet's topic prefix (default `push`).
     ///   - properties: extra librdkafka properties (security, timeouts).
     ///   - topic: publish here instead of `<topicPrefix>.notifications` (tools and tests).
-    public init(bootstrapServers: String, topicPrefix: String = "push", properties: [String: String] = [:],
+    public init(bootstrapServers: String, topicPrefix: String = TopicNames.defaultPrefix, properties: [String: String] = [:],
                 topic: String? = nil, logger: Logger) throws {
         self.producer = try KafkaProducer(bootstrapServers: bootstrapServers, properties: properties, logger: logger)
-        self.topic = topic ?? "\(topicPrefix).notifications"
+        self.topic = topic ?? TopicNames(prefix: topicPrefix).intake
     }
 
     /// Connects to the brokers and reads the intake topic's metadata, so the

@@ -77,16 +77,16 @@ public struct DeadLetterReplay: Sendable {
     /// offset order per partition; `each` hears of every replayed (or, on a
     /// dry run, chosen) dead letter as it happens. The report lists the first
     /// `Report.maxListed` of them and counts all.
-    public func run(deadLetterTopic: String, intakeTopic: String, filter: Filter, dryRun: Bool,
+    public func run(topics: TopicNames, filter: Filter, dryRun: Bool,
                     each: (Entry) -> Void = { _ in }) async throws -> Report {
         var report = Report()
-        try await reader.scan(topic: deadLetterTopic) { messages in
+        try await reader.scan(topic: topics.deadLetter) { messages in
             // Per chunk: what an earlier run replayed of these (never the whole table).
-            let done = filter.again ? [] : try await replayedOrigins(deadLetterTopic, of: messages)
+            let done = filter.again ? [] : try await replayedOrigins(topics.deadLetter, of: messages)
             for message in messages {
                 guard report.count < filter.limit else { return false }
                 if let entry = try await consider(message, filter: filter, done: done, dryRun: dryRun,
-                                                  intakeTopic: intakeTopic, report: &report) {
+                                                  intakeTopic: topics.intake, report: &report) {
                     report.count += 1
                     if report.replayed.count < Report.maxListed { report.replayed.append(entry) }
                     each(entry)
@@ -112,7 +112,7 @@ public struct DeadLetterReplay: Sendable {
         } else {
             rows = try await markReplayed(message, body: body, origin: origin, reason: reason)
             do {
-                guard let producer else { throw CommandError("no producer for a replay") }
+                guard let producer else { throw ReplayError("no producer for a replay") }
                 try await producer.send(topic: intakeTopic, key: message.key, value: message.value,
                                         headers: [("pushfleet-replayed-from", Array(origin.utf8))])
             } catch {
@@ -222,8 +222,10 @@ public struct DeadLetterReplay: Sendable {
     }
 }
 
-/// A replay that cannot go on.
-struct CommandError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+extension DeadLetterReplay {
+    /// A replay that cannot go on.
+    struct ReplayError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
 }

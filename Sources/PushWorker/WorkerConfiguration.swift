@@ -21,13 +21,15 @@ public struct WorkerConfiguration: Sendable {
 
     public init() {}
 
+    /// The topics this configuration names: its prefix and retry tiers.
+    public var topics: TopicNames { TopicNames(prefix: kafka.topicPrefix, tiers: retry.tiers) }
+
     public struct Kafka: Sendable {
         public var bootstrapServers = "localhost:9092"
         public var groupID = "pushfleet"
-        public var topicPrefix = "push"
+        public var topicPrefix = TopicNames.defaultPrefix
         /// Extra librdkafka properties passed through unchanged.
         public var properties: [String: String] = [:]
-        public var intakeTopic: String { "\(topicPrefix).notifications" }
     }
 
     public struct Database: Sendable {

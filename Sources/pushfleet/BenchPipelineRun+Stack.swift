@@ -14,7 +14,7 @@ extension BenchPipelineRun {
         try Data(setup.apnsPrivateKeyPEM.utf8).write(to: URL(fileURLWithPath: keyPath), options: .atomic)
         let config: JSONValue = .object([
             ("kafka", .object([
-                ("bootstrap_servers", .string(bootstrap)), ("group_id", .string(Self.group)), ("topic_prefix", .string("push")),
+                ("bootstrap_servers", .string(bootstrap)), ("group_id", .string(Self.group)), ("topic_prefix", .string(Self.topics.prefix)),
                 ("properties", .object(kafkaProperties.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
             ])),
             ("database", .object([("url", .string(databaseURL)), ("pool_size", .int(4))])),
@@ -125,7 +125,7 @@ extension BenchPipelineRun {
         // The range assignor: librdkafka 2.0.2 asserts when a cooperative-sticky
         // consumer that never got an assignment is closed.
         let consumer = try KafkaConsumer(
-            bootstrapServers: bootstrap, groupID: Self.group, topics: [Self.topic],
+            bootstrapServers: bootstrap, groupID: Self.group, topics: [Self.topics.intake],
             properties: ["partition.assignment.strategy": "range"], logger: logger)
         do {
             let done = try await waitForCommitted(consumer)
@@ -138,7 +138,7 @@ extension BenchPipelineRun {
     }
 
     private func waitForCommitted(_ consumer: KafkaConsumer) async throws -> Bool {
-        let tps = (0..<partitions).map { KafkaTopicPartition(topic: Self.topic, partition: $0) }
+        let tps = (0..<partitions).map { KafkaTopicPartition(topic: Self.topics.intake, partition: $0) }
         var ends: [KafkaTopicPartition: Int64] = [:]
         for tp in tps { ends[tp] = try await consumer.watermarks(tp).high }
         let deadline = ContinuousClock.now + .seconds(60)

@@ -41,7 +41,7 @@ struct BenchPipelineRun {
     var maxInFlightBytes: Int?
     /// A fresh app name per run, so counts never include an earlier run's rows.
     let app = "com.pushfleet.bench.r" + String(UInt32.random(in: .min ... .max), radix: 16)
-    static let topic = "push.notifications"
+    static let topics = TopicNames()
     static let group = "pushfleet-bench"
 
     func run(timeout: Duration) async throws -> BenchReport {
@@ -50,14 +50,12 @@ struct BenchPipelineRun {
         let fleet = WorkerFleet(start: { [self] index in try self.startWorker(index: index) })
         do {
             let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
-            try cluster.createTopic(Self.topic, partitions: partitions)
-            for tier in ["5s", "1m", "10m"] { try cluster.createTopic("push.retry.\(tier)", partitions: 3) }
-            try cluster.createTopic("push.dlq", partitions: 3)
+            try cluster.createFleetTopics(Self.topics, intakePartitions: partitions)
             try writeConfig(setup: setup, sink: sink, bootstrap: cluster.bootstrapServers)
             _ = try await MigrateCommand.migrate(url: databaseURL, directory: try migrationsDirectory(nil), logger: logger)
             if userDevices > 0 { try await registerUsers() }
             if pgStatements { try await BenchStatements.reset(url: databaseURL, logger: logger) }
-            say("local stack: kafka \(cluster.bootstrapServers) (\(Self.topic) × \(partitions)), sink pid \(sink.process.processIdentifier), app \(app)")
+            say("local stack: kafka \(cluster.bootstrapServers) (\(Self.topics.intake) × \(partitions)), sink pid \(sink.process.processIdentifier), app \(app)")
             let publisher = try await BenchPublisher.prepare(
                 app: app, bootstrap: cluster.bootstrapServers, count: notifications / perMessage, devices: devices, users: userDevices > 0, rate: rate, ids: ids, logger: logger)
 

@@ -75,7 +75,7 @@ struct BenchSendSetup {
     }
 }
 
-/// Translates and sends notification i, as `BatchProcessor` does per delivery.
+/// Translates and sends notification i, as `BatchPipeline` does per delivery.
 struct BenchSender: Sendable {
     let template: PushNotification
     let context: TranslationContext

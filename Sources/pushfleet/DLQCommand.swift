@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushCore
 import PushKafka
 import PushPostgres
 import PushWorker
@@ -31,7 +32,7 @@ struct DLQReplayCommand: AsyncParsableCommand {
     var databaseURL: String?
 
     @Option(name: .long, help: "Topic prefix.")
-    var topicPrefix = "push"
+    var topicPrefix = TopicNames.defaultPrefix
 
     @Option(name: .long, help: "Only messages whose reason contains this text.")
     var reasonContains: String?
@@ -72,7 +73,7 @@ struct DLQReplayCommand: AsyncParsableCommand {
         let report: DeadLetterReplay.Report
         do {
             report = try await DeadLetterReplay(reader: reader, producer: producer, connection: connection, logger: logger)
-                .run(deadLetterTopic: "\(topicPrefix).dlq", intakeTopic: "\(topicPrefix).notifications", filter: filter,
+                .run(topics: TopicNames(prefix: topicPrefix), filter: filter,
                      dryRun: dryRun) { [dryRun] entry in
                     let id = entry.notificationID?.uuidString.lowercased() ?? "-"
                     say("\(dryRun ? "would replay" : "replayed") \(entry.origin) notification \(id), "

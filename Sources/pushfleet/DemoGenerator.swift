@@ -166,7 +166,7 @@ struct DemoGenerator {
 /// about 40 % of those to `push.receipts` (chosen by a hash of the token, so a
 /// run is reproducible), and counts what landed in PostgreSQL.
 final class DemoReceipts {
-    static let topic = "push.receipts"
+    static let topic = DemoRun.topics.receipts
     let producer: KafkaProducer
     /// "notification|token" → (platform, opened too?).
     private(set) var published: [String: (platform: String, opened: Bool)] = [:]

@@ -19,6 +19,8 @@ struct DemoRun {
     let faults: DemoFaults
 
     static let app = "com.pushfleet.demo"
+    /// The demo's topics: the default prefix and tiers, as the workers it starts use.
+    static let topics = TopicNames()
     static let teamID = "DEMOTEAM01"
     static let keyID = "DEMOKEY001"
     static let projectID = "pushfleet-demo"
@@ -59,11 +61,7 @@ struct DemoRun {
         let fleet = WorkerFleet(start: { [self] index in try self.startWorker(index: index) })
         do {
             let cluster = try KafkaMockCluster(brokers: 3, logger: logger)
-            try cluster.createTopic("push.notifications", partitions: partitions)
-            for tier in ["5s", "1m", "10m"] { try cluster.createTopic("push.retry.\(tier)", partitions: 3) }
-            try cluster.createTopic("push.dlq", partitions: 3)
-            try cluster.createTopic(DemoReceipts.topic, partitions: 3)
-            try cluster.createTopic("push.devices", partitions: 3)
+            try cluster.createFleetTopics(Self.topics, intakePartitions: partitions)
             try writeFiles(apnsKeyPEM: apnsKey.privateKeyPEM, vapidKeyPEM: vapidKey.privateKeyPEM, serviceAccountJSON: account.json,
                                        tokenURI: simulator.tokenURI, simulator: simulator, bootstrap: cluster.bootstrapServers)
             say("local stack: kafka \(cluster.bootstrapServers) (3 brokers, push.notifications × \(partitions)), simulator https://127.0.0.1:\(simulator.port), postgres \(redacted(databaseURL))")
@@ -135,7 +133,7 @@ struct DemoRun {
         let config: JSONValue = .object([
             ("kafka", .object([
                 ("bootstrap_servers", .string(bootstrap)), ("group_id", .string("pushfleet-demo")),
-                ("topic_prefix", .string("push")),
+                ("topic_prefix", .string(Self.topics.prefix)),
                 // A killed worker's partitions move after 6 s instead of librdkafka's 45 s default.
                 ("properties", .object([("session.timeout.ms", .string("6000")), ("heartbeat.interval.ms", .string("500"))])),
             ])),
@@ -282,21 +280,21 @@ struct DemoRun {
     /// Messages ever produced to the retry topics: the sum of their high watermarks.
     private func countRetryMessages(bootstrap: String) async throws -> Int {
         let consumer = try KafkaConsumer(bootstrapServers: bootstrap, groupID: "demo-retry-counter-\(UUID().uuidString)",
-                                         topics: ["push.retry.5s"], logger: logger)
+                                         topics: Self.topics.retryTopics, logger: logger)
         var total = 0
-        for tier in ["5s", "1m", "10m"] {
+        for topic in Self.topics.retryTopics {
             for partition in Int32(0)..<3 {
-                total += Int(try await consumer.watermarks(KafkaTopicPartition(topic: "push.retry.\(tier)", partition: partition)).high)
+                total += Int(try await consumer.watermarks(KafkaTopicPartition(topic: topic, partition: partition)).high)
             }
         }
         await consumer.close(timeout: .seconds(5))
         return total
     }
 
-    /// Reads every message on `push.dlq` (a throwaway consumer group) and counts them by kind.
+    /// Reads every message on the dead-letter topic (a throwaway consumer group) and counts them by kind.
     private func countDeadLetters(bootstrap: String) async throws -> [String: Int] {
         let consumer = try KafkaConsumer(bootstrapServers: bootstrap, groupID: "demo-dlq-reader-\(UUID().uuidString)",
-                                         topics: ["push.dlq"], logger: logger)
+                                         topics: [Self.topics.deadLetter], logger: logger)
         var counts: [String: Int] = [:]
         var seen = Set<String>()
         var duplicates = 0

@@ -12,7 +12,7 @@ struct EnqueueCommand: AsyncParsableCommand {
     var bootstrapServers: String?
 
     @Option(name: .long, help: "Topic prefix: publishes to <prefix>.notifications.")
-    var topicPrefix = "push"
+    var topicPrefix = TopicNames.defaultPrefix
 
     @Option(name: .long, help: "Publish to this topic instead of <prefix>.notifications (e.g. seed <prefix>.dlq in a test).")
     var topic: String?

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushCore
 import PushKafka
 
 struct MockKafkaCommand: AsyncParsableCommand {
@@ -11,7 +12,13 @@ struct MockKafkaCommand: AsyncParsableCommand {
     var brokers = 3
 
     @Option(name: .long, help: "Topics to create, as name:partitions (repeatable).")
-    var topic: [String] = ["push.notifications:6", "push.retry.5s:3", "push.retry.1m:3", "push.retry.10m:3", "push.dlq:3", "push.devices:3", "push.receipts:3"]
+    var topic: [String] = Self.fleetTopics
+
+    /// The fleet's topics with the default prefix and tiers: the intake with 6 partitions, the rest with 3.
+    static var fleetTopics: [String] {
+        let names = TopicNames()
+        return ["\(names.intake):6"] + (names.retryTopics + [names.deadLetter, names.devices, names.receipts]).map { "\($0):3" }
+    }
 
     @Option(name: .long, help: "Write the bootstrap servers to this file once ready.")
     var bootstrapFile: String?

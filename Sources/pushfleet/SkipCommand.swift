@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushCore
 import Logging
 import PushKafka
 import PushWorker
@@ -77,7 +78,7 @@ struct SkipCommand: AsyncParsableCommand {
             throw CommandFailure(scaleToZero(settings.group, detail: "it has \(info.members) active member(s) (state \(info.state))"))
         }
         let message = try await reader.read(tp, offset: offset)
-        let dlq = "\(settings.prefix).dlq"
+        let dlq = TopicNames(prefix: settings.prefix).deadLetter
         try await deadLetter(message, to: dlq, settings: settings, logger: logger)
         do {
             try await reader.commit(tp, offset: offset + 1)
@@ -195,7 +196,7 @@ struct SkipCommand: AsyncParsableCommand {
         }
         return Settings(
             bootstrap: bootstrap,
-            prefix: topicPrefix ?? fromFile?.kafka.topicPrefix ?? env["PUSHFLEET_KAFKA_TOPIC_PREFIX"] ?? "push",
+            prefix: topicPrefix ?? fromFile?.kafka.topicPrefix ?? env["PUSHFLEET_KAFKA_TOPIC_PREFIX"] ?? TopicNames.defaultPrefix,
             group: group ?? fromFile?.kafka.groupID ?? env["PUSHFLEET_KAFKA_GROUP_ID"] ?? "pushfleet",
             properties: fromFile?.kafka.properties ?? [:])
     }

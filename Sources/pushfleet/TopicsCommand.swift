@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushCore
 import PushKafka
 import PushWorker
 
@@ -25,7 +26,7 @@ struct TopicsCreateCommand: AsyncParsableCommand {
     var bootstrapServers: String?
 
     @Option(name: .long, help: "Topic prefix (kafka.topic_prefix).")
-    var topicPrefix = "push"
+    var topicPrefix = TopicNames.defaultPrefix
 
     @Option(name: .long, help: "Retry tier names, comma-separated (retry.tiers[].name).")
     var retryTiers = "5s,1m,10m"

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PushCore
 import PushPostgres
 import PushTestSupport
 
@@ -69,10 +70,9 @@ final class FuzzStack {
     /// ~5 MiB per partition, so a bigger run (FUZZ_MESSAGES) gets more partitions.
     static func topicPartitions(hostile: Int) -> [(String, Int)] {
         let scale = max(1, (hostile + 1_999) / 2_000)
-        return [
-            ("push.notifications", 12 * scale), ("push.retry.5s", 4 * scale), ("push.retry.1m", 4 * scale),
-            ("push.retry.10m", 4 * scale), ("push.dlq", 6 * scale), ("push.devices", 4 * scale), ("push.receipts", 4 * scale),
-        ]
+        let names = TopicNames()
+        return [(names.intake, 12 * scale)] + names.retryTopics.map { ($0, 4 * scale) }
+            + [(names.deadLetter, 6 * scale), (names.devices, 4 * scale), (names.receipts, 4 * scale)]
     }
 
     let topicPartitions: [(String, Int)]

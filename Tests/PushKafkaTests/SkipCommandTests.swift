@@ -45,7 +45,7 @@ final class SkipCommandTests: KafkaClusterTestCase, @unchecked Sendable {
         let again = try runSkip(["--partition", "1", "--offset", "1", "--group", "skip-group"])
         XCTAssertEqual(again.status, 0, again.output)
         XCTAssertTrue(again.output.contains("nothing to do"), again.output)
-        let lettersAfter = try await readDLQ(count: 2, timeout: .seconds(3))
+        let lettersAfter = try await readDLQ(count: 2, settle: .seconds(3))
         XCTAssertEqual(lettersAfter.count, 1, "no second dead letter")
     }
 
@@ -110,10 +110,18 @@ final class SkipCommandTests: KafkaClusterTestCase, @unchecked Sendable {
         return binary
     }
 
-    private func readDLQ(count: Int, timeout: Duration = .seconds(20)) async throws -> [KafkaMessage] {
+    /// Reads the dead-letter topic until `count` letters came or `timeout`
+    /// passed. With `settle`, waits for the first letter only (a new group's
+    /// join alone can take seconds), then `settle` more for the rest: for
+    /// checking that no further letter comes.
+    private func readDLQ(count: Int, timeout: Duration = .seconds(20), settle: Duration? = nil) async throws -> [KafkaMessage] {
         let reader = try makeConsumer(group: "dlq-reader-\(UUID().uuidString)", topics: [dlq],
                                       extra: ["partition.assignment.strategy": "roundrobin"])
-        let messages = try await collect(reader, timeout: timeout) { $0.count >= count }
+        var messages = try await collect(reader, timeout: timeout) { $0.count >= (settle == nil ? count : 1) }
+        if let settle, messages.count < count {
+            let first = messages.count
+            messages += try await collect(reader, timeout: settle) { first + $0.count >= count }
+        }
         await reader.close()
         return messages
     }

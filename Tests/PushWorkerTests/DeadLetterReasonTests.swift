@@ -13,7 +13,7 @@ final class DeadLetterReasonTests: XCTestCase {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
         let processor = try RecipientResolutionTests.processor(pool)
-        let outcome = try await processor.process([
+        let outcome = try await processor.outcome(of: [
             KafkaMessage(topic: "push.notifications", partition: 0, offset: 0, key: nil, value: Array("{not json".utf8)),
             KafkaMessage(topic: "push.notifications", partition: 0, offset: 1, key: nil,
                          value: Array(#"{"schema_version": 7, "id": "6f1c1c1e-0000-4000-8000-000000000001"}"#.utf8)),
@@ -36,13 +36,13 @@ final class DeadLetterReasonTests: XCTestCase {
     /// up the reasons, each once with its count.
     func testExhaustedRecipientsEachKeepTheirOwnReason() async throws {
         let stack = try await DeliverySemanticsTests.stack()
-        let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let (processor, _) = try stack.processor(store: store)
         try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil))])
         var last = RetryHeaders()
         last.attempt = stack.configuration.retry.maxAttempts
         let tokens = (0..<1_000).map { String(format: "%064x", 0xAB00_0000 + $0) }
-        let outcome = try await processor.process([
+        let outcome = try await processor.outcome(of: [
             DeliverySemanticsTests.message(tokens: tokens, topic: "push.retry.10m", headers: last.kafkaHeaders),
         ])
         XCTAssertEqual(outcome.deliveries.count, 1_000)
@@ -60,15 +60,15 @@ final class DeadLetterReasonTests: XCTestCase {
         XCTAssertEqual(headers.reason, "retries exhausted after attempt \(last.attempt): ServiceUnavailable ×\(dead.count)")
         let text = outcome.deliveries.reduce(0) { $0 + ($1.detail?.utf8.count ?? 0) }
         XCTAssertLessThan(text, 1_000 * 100, "a row's detail is about its own recipient")
-        try await store.write(outcome)
+        try await store.writer.write(outcome)
         try await stack.close()
     }
 
     func testTheReasonSummaryIsLinearAndBounded() {
-        XCTAssertEqual(BatchProcessor.reasonSummary(["A", "B", "A", "C", "A"]), "A ×3,B,C")
-        XCTAssertEqual(BatchProcessor.reasonSummary([]), "")
+        XCTAssertEqual(RetryScheduler.reasonSummary(["A", "B", "A", "C", "A"]), "A ×3,B,C")
+        XCTAssertEqual(RetryScheduler.reasonSummary([]), "")
         let many = (0..<5_000).map { "Reason\($0)" }
-        let summary = BatchProcessor.reasonSummary(many)
+        let summary = RetryScheduler.reasonSummary(many)
         XCTAssertLessThanOrEqual(summary.utf8.count, RetryHeaders.maxLastErrorBytes)
         XCTAssertTrue(summary.hasPrefix("Reason0,Reason1,") && summary.hasSuffix("…"), summary)
     }

@@ -20,7 +20,7 @@ final class DeadLetterReplayTests: XCTestCase {
         try cluster.createTopic("push.dlq", partitions: 2)
         try cluster.createTopic("push.notifications", partitions: 1)
         let producer = try KafkaProducer(bootstrapServers: cluster.bootstrapServers, logger: MigratedDatabase.logger)
-        let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let (processor, router) = try stack.processor(store: store)
 
         // Two notifications on their last attempt while APNs answers 503: retries exhausted.
@@ -29,14 +29,14 @@ final class DeadLetterReplayTests: XCTestCase {
         let tokenX = DeliverySemanticsTests.token(201), tokenY = DeliverySemanticsTests.token(202)
         var last = RetryHeaders()
         last.attempt = stack.configuration.retry.maxAttempts
-        let exhausted = try await processor.process([
+        let exhausted = try await processor.outcome(of: [
             DeliverySemanticsTests.message(id: x, tokens: [tokenX], offset: 0, topic: "push.retry.10m", headers: last.kafkaHeaders),
             DeliverySemanticsTests.message(id: y, tokens: [tokenY], offset: 1, topic: "push.retry.10m", headers: last.kafkaHeaders),
         ])
         XCTAssertEqual(exhausted.deliveries.map(\.status), [.deadLettered, .deadLettered])
         XCTAssertEqual(exhausted.outgoing.map(\.topic), ["push.dlq", "push.dlq"])
         for m in exhausted.outgoing { try await producer.send(topic: m.topic, key: m.key, value: m.value, headers: m.headers) }
-        try await store.write(exhausted)
+        try await store.writer.write(exhausted)
         try stack.simulator.setScenarios([])
         let requestsBefore = stack.apnsRequests
 
@@ -48,12 +48,11 @@ final class DeadLetterReplayTests: XCTestCase {
             guard let newest = intake.last else { return }
             XCTAssertEqual(newest.headers.first { $0.name == "pushfleet-replayed-from" }.map { String(decoding: $0.value, as: UTF8.self) }?
                 .hasPrefix("push.dlq/"), true)
-            try await store.write(try await processor.process([newest]))
+            try await store.writer.write(try await processor.outcome(of: [newest]))
         }
 
         // A dry run says exactly what the real run does, and changes nothing.
-        let dry = try await replay.run(deadLetterTopic: "push.dlq", intakeTopic: "push.notifications",
-                                       filter: .init(notificationID: x), dryRun: true)
+        let dry = try await replay.run(topics: TopicNames(), filter: .init(notificationID: x), dryRun: true)
         XCTAssertEqual(dry.replayed.map(\.notificationID), [x])
         XCTAssertEqual(dry.replayed.map(\.ledgerRows), [1])
         XCTAssertEqual(dry.skipped, 1)
@@ -61,8 +60,7 @@ final class DeadLetterReplayTests: XCTestCase {
         XCTAssertEqual(afterDry.count, 0, "a dry run publishes nothing")
 
         // By id: X is re-sent and accepted.
-        let byID = try await replay.run(deadLetterTopic: "push.dlq", intakeTopic: "push.notifications",
-                                        filter: .init(notificationID: x), dryRun: false)
+        let byID = try await replay.run(topics: TopicNames(), filter: .init(notificationID: x), dryRun: false)
         XCTAssertEqual(byID.replayed, dry.replayed, "the real run did what the dry run listed")
         let reopened = try await stack.db.row("SELECT status, replays, replay_of FROM deliveries WHERE notification_id = $1", [.uuid(x)])
         XCTAssertEqual(reopened["status"], "pending")
@@ -73,8 +71,7 @@ final class DeadLetterReplayTests: XCTestCase {
         XCTAssertEqual(accepted["status"], "accepted")
 
         // By reason, later: Y (skipped by the first run's filter) is still there; X is not replayed twice.
-        let byReason = try await replay.run(deadLetterTopic: "push.dlq", intakeTopic: "push.notifications",
-                                            filter: .init(reasonContains: "ServiceUnavailable"), dryRun: false)
+        let byReason = try await replay.run(topics: TopicNames(), filter: .init(reasonContains: "ServiceUnavailable"), dryRun: false)
         XCTAssertEqual(byReason.replayed.map(\.notificationID), [y])
         XCTAssertEqual(byReason.alreadyReplayed, 1)
         try await sendIntake(2)
@@ -85,10 +82,10 @@ final class DeadLetterReplayTests: XCTestCase {
         XCTAssertEqual(trail["n"], "2")
 
         // Nothing left: a third run replays nothing unless asked to go again.
-        let third = try await replay.run(deadLetterTopic: "push.dlq", intakeTopic: "push.notifications", filter: .init(), dryRun: true)
+        let third = try await replay.run(topics: TopicNames(), filter: .init(), dryRun: true)
         XCTAssertEqual(third.replayed.count, 0)
         XCTAssertEqual(third.alreadyReplayed, 2)
-        let again = try await replay.run(deadLetterTopic: "push.dlq", intakeTopic: "push.notifications", filter: .init(again: true), dryRun: true)
+        let again = try await replay.run(topics: TopicNames(), filter: .init(again: true), dryRun: true)
         XCTAssertEqual(again.replayed.count, 2)
 
         await reader.close()
@@ -138,8 +135,7 @@ final class DeadLetterReplayTests: XCTestCase {
 
         let replay = DeadLetterReplay(reader: reader, producer: nil, connection: db.connection, logger: MigratedDatabase.logger)
         var heard = 0
-        let report = try await replay.run(deadLetterTopic: "push.dlq", intakeTopic: "push.notifications",
-                                          filter: .init(reasonContains: "not JSON", limit: 1_100), dryRun: true) { entry in
+        let report = try await replay.run(topics: TopicNames(), filter: .init(reasonContains: "not JSON", limit: 1_100), dryRun: true) { entry in
             heard += 1
             XCTAssertEqual(entry.ledgerRows, 0)
         }

@@ -31,12 +31,12 @@ final class DeliverySemanticsTests: XCTestCase {
         let pool: PostgresPool
         let dir: String
 
-        func processor(store: OutcomeStore, counters: Locked<WorkerCounters> = Locked(WorkerCounters()),
-                       configuration: WorkerConfiguration? = nil) throws -> (BatchProcessor, ProviderRouter) {
+        func processor(store: WorkerStores, counters: Locked<WorkerCounters> = Locked(WorkerCounters()),
+                       configuration: WorkerConfiguration? = nil) throws -> (BatchPipeline, ProviderRouter) {
             let configuration = configuration ?? self.configuration
             let router = try ProviderRouter(configuration: configuration, logger: MigratedDatabase.logger)
-            let processor = BatchProcessor(
-                router: router, store: store, topics: TopicNames(prefix: "push", tiers: RetryTier.defaults),
+            let processor = BatchPipeline(
+                stores: store, router: router, producer: nil, permits: nil, topics: TopicNames(prefix: "push", tiers: RetryTier.defaults),
                 retryPolicy: configuration.retry.policy, maxConcurrentSends: 16, counters: counters,
                 observer: NoWorkerObserver(), logger: MigratedDatabase.logger, registry: configuration.registry)
             return (processor, router)
@@ -99,17 +99,17 @@ final class DeliverySemanticsTests: XCTestCase {
     func testATokenTheRegistryHasAsInvalidIsNotSentAgain() async throws {
         let dead = (1...20).map(Self.token)
         let stack = try await Self.stack(deadTokens: Dictionary(uniqueKeysWithValues: dead.map { ($0, Date().addingTimeInterval(-3_600)) }))
-        let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let (processor, router) = try stack.processor(store: store)
         // First notification: APNs answers 410 for each, the worker invalidates them.
-        let first = try await processor.process([Self.message(tokens: dead)])
+        let first = try await processor.outcome(of: [Self.message(tokens: dead)])
         XCTAssertEqual(first.deliveries.filter { $0.status == .invalidToken && $0.providerReason == "Unregistered" }.count, 20)
-        try await store.write(first)
+        try await store.writer.write(first)
         XCTAssertEqual(stack.apnsRequests, 20)
 
         // Twenty new notifications addressed directly to the dead tokens: none is sent.
-        let again = try await processor.process((0..<20).map { Self.message(tokens: [dead[$0]], offset: Int64($0 + 1)) })
-        try await store.write(again)
+        let again = try await processor.outcome(of: (0..<20).map { Self.message(tokens: [dead[$0]], offset: Int64($0 + 1)) })
+        try await store.writer.write(again)
         XCTAssertEqual(stack.apnsRequests, 20, "no request may go to a token the registry has as invalid")
         XCTAssertEqual(again.deliveries.count, 20)
         for record in again.deliveries {
@@ -121,11 +121,11 @@ final class DeliverySemanticsTests: XCTestCase {
 
         // A re-registration newer than what APNs said revives the token (the worker's own
         // write drops its cached view at once), and the next notification is sent.
-        try await store.write(BatchOutcome(deviceUpdates: [
+        try await store.writer.write(BatchOutcome(deviceUpdates: [
             DeviceEvent(app: Self.app, platform: .ios, token: dead[0], userID: nil, environment: "production",
                         action: .register, at: Date())
         ]))
-        _ = try await processor.process([Self.message(tokens: [dead[0]], offset: 100)])
+        _ = try await processor.outcome(of: [Self.message(tokens: [dead[0]], offset: 100)])
         XCTAssertEqual(stack.apnsRequests, 21, "a re-registered token is sent to again")
         router.shutdown()
 
@@ -134,7 +134,7 @@ final class DeliverySemanticsTests: XCTestCase {
         probing.apps[Self.app]?.skipKnownInvalidTokens = false
         probing.registry.probingApps = [Self.app]
         let (prober, proberRouter) = try stack.processor(store: store, configuration: probing)
-        _ = try await prober.process([Self.message(tokens: [dead[1]], offset: 200)])
+        _ = try await prober.outcome(of: [Self.message(tokens: [dead[1]], offset: 200)])
         XCTAssertEqual(stack.apnsRequests, 22, "skip_known_invalid_tokens: false sends to a known-invalid token")
         proberRouter.shutdown()
         try await stack.close()
@@ -142,17 +142,17 @@ final class DeliverySemanticsTests: XCTestCase {
 
     func testTheRegistryIsAskedOncePerBatchAndCached() async throws {
         let stack = try await Self.stack()
-        let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger, registryCacheTTL: .seconds(60))
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger, registryCacheTTL: .seconds(60))
         let tokens = (1...5).map(Self.token)
-        var asked: [OutcomeStore.AppToken: TokenRegistryState] = [:]
-        asked = try await store.cachedRegistryStates(Set(tokens.map { .init(app: Self.app, platform: .ios, token: $0) }))
+        var asked: [AppToken: TokenRegistryState] = [:]
+        asked = try await store.registry.tokenStates(Set(tokens.map { .init(app: Self.app, platform: .ios, token: $0) }))
         XCTAssertTrue(asked.isEmpty, "unknown tokens: valid, production")
         XCTAssertEqual(store.registryCache.count, 5, "the answers, unknown included, are kept")
         // This store's own invalidation drops its cached view at once.
-        try await store.write(BatchOutcome(invalidations: [
+        try await store.writer.write(BatchOutcome(invalidations: [
             TokenInvalidation(app: Self.app, platform: .ios, token: tokens[0], since: Date(), reason: "Unregistered", learnedAt: Date())
         ]))
-        asked = try await store.cachedRegistryStates([.init(app: Self.app, platform: .ios, token: tokens[0])])
+        asked = try await store.registry.tokenStates([.init(app: Self.app, platform: .ios, token: tokens[0])])
         XCTAssertEqual(asked[.init(app: Self.app, platform: .ios, token: tokens[0])]?.invalid, true)
         try await stack.close()
     }
@@ -161,18 +161,18 @@ final class DeliverySemanticsTests: XCTestCase {
 
     func testAReusedIDWithALaterOrEarlierCreatedAtIsNotSentAgain() async throws {
         let stack = try await Self.stack()
-        let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let (processor, router) = try stack.processor(store: store)
         let base = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 600).rounded(.down))
         for (label, shift) in [("later", 120.0), ("earlier", -120.0)] {
             let id = UUID()
             let token = Self.token(label == "later" ? 101 : 102)
             let before = stack.apnsRequests
-            let first = try await processor.process([Self.message(id: id, createdAt: base, tokens: [token])])
+            let first = try await processor.outcome(of: [Self.message(id: id, createdAt: base, tokens: [token])])
             XCTAssertEqual(first.deliveries.map(\.status), [.accepted], label)
-            try await store.write(first)
-            let replay = try await processor.process([Self.message(id: id, createdAt: base.addingTimeInterval(shift), tokens: [token])])
-            try await store.write(replay)
+            try await store.writer.write(first)
+            let replay = try await processor.outcome(of: [Self.message(id: id, createdAt: base.addingTimeInterval(shift), tokens: [token])])
+            try await store.writer.write(replay)
             XCTAssertEqual(stack.apnsRequests - before, 1, "\(label): the same id and token with another created_at is not sent again")
             XCTAssertEqual(replay.suppressed, 1, label)
             let rows = try await stack.db.connection.query(
@@ -184,11 +184,11 @@ final class DeliverySemanticsTests: XCTestCase {
         let id = UUID()
         let a = Self.token(103), b = Self.token(104)
         let before = stack.apnsRequests
-        let batch = try await processor.process([
+        let batch = try await processor.outcome(of: [
             Self.message(id: id, createdAt: base, tokens: [a], offset: 1),
             Self.message(id: id, createdAt: base.addingTimeInterval(60), tokens: [a, b], offset: 2),
         ])
-        try await store.write(batch)
+        try await store.writer.write(batch)
         XCTAssertEqual(stack.apnsRequests - before, 2, "a once, b once")
         let rows = try await stack.db.connection.query(
             "SELECT token, created_at FROM deliveries WHERE notification_id = $1 ORDER BY token", [.uuid(id)])
@@ -205,34 +205,34 @@ final class DeliverySemanticsTests: XCTestCase {
     /// stays suppressed.
     func testAnIntakeRepeatOfADeliveryWaitingOnARetryTierIsNotSent() async throws {
         let stack = try await Self.stack()
-        let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let (processor, router) = try stack.processor(store: store)
         try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil), count: 1)])
         let id = UUID()
         let token = Self.token(105)
         let intake = Self.message(id: id, tokens: [token], offset: 7)
-        let first = try await processor.process([intake])
+        let first = try await processor.outcome(of: [intake])
         XCTAssertEqual(first.deliveries.map(\.status), [.retrying])
         let retries = first.outgoing.filter { $0.topic.hasPrefix("push.retry.") }
         XCTAssertEqual(retries.count, 1)
-        try await store.write(first)
+        try await store.writer.write(first)
         XCTAssertEqual(stack.apnsRequests, 1)
 
-        let repeated = try await processor.process([Self.message(id: id, tokens: [token], offset: 8)])
-        try await store.write(repeated)
+        let repeated = try await processor.outcome(of: [Self.message(id: id, tokens: [token], offset: 8)])
+        try await store.writer.write(repeated)
         XCTAssertEqual(repeated.suppressed, 1, "the intake copy waits for the retry tier's")
         XCTAssertTrue(repeated.deliveries.isEmpty && repeated.outgoing.isEmpty)
         XCTAssertEqual(stack.apnsRequests, 1, "not sent again from intake")
 
         let retry = try XCTUnwrap(retries.first)
-        let fromTier = try await processor.process([
+        let fromTier = try await processor.outcome(of: [
             KafkaMessage(topic: retry.topic, partition: 0, offset: 0, key: retry.key, value: retry.value, headers: retry.headers),
         ])
         XCTAssertEqual(fromTier.deliveries.map(\.status), [.accepted], "the retry tier's copy is sent")
-        try await store.write(fromTier)
+        try await store.writer.write(fromTier)
         XCTAssertEqual(stack.apnsRequests, 2)
 
-        let late = try await processor.process([Self.message(id: id, tokens: [token], offset: 9)])
+        let late = try await processor.outcome(of: [Self.message(id: id, tokens: [token], offset: 9)])
         XCTAssertEqual(late.suppressed, 1)
         XCTAssertEqual(stack.apnsRequests, 2)
         let rows = try await stack.db.connection.query(
@@ -245,20 +245,20 @@ final class DeliverySemanticsTests: XCTestCase {
         try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil), count: 1)])
         let lostID = UUID()
         let lostToken = Self.token(106)
-        let waiting = try await processor.process([Self.message(id: lostID, tokens: [lostToken], offset: 10)])
+        let waiting = try await processor.outcome(of: [Self.message(id: lostID, tokens: [lostToken], offset: 10)])
         XCTAssertEqual(waiting.deliveries.map(\.status), [.retrying])
-        try await store.write(waiting)
+        try await store.writer.write(waiting)
         let ownership = RetryPolicy().retryOwnership.seconds
         XCTAssertEqual(ownership, 7_200, "the longest Retry-After honoured (1 h), plus an hour")
         let requestsBefore = stack.apnsRequests
         _ = try await stack.db.connection.query(
             "UPDATE deliveries SET last_attempt_at = last_attempt_at - make_interval(secs => $2) WHERE notification_id = $1",
             [.uuid(lostID), .double(ownership - 60)])
-        let stillOwned = try await processor.process([Self.message(id: lostID, tokens: [lostToken], offset: 11)])
+        let stillOwned = try await processor.outcome(of: [Self.message(id: lostID, tokens: [lostToken], offset: 11)])
         XCTAssertEqual(stillOwned.suppressed, 1, "a minute inside the window the retry still owns it")
         _ = try await stack.db.connection.query(
             "UPDATE deliveries SET last_attempt_at = last_attempt_at - interval '2 minutes' WHERE notification_id = $1", [.uuid(lostID)])
-        let overdue = try await processor.process([Self.message(id: lostID, tokens: [lostToken], offset: 12)])
+        let overdue = try await processor.outcome(of: [Self.message(id: lostID, tokens: [lostToken], offset: 12)])
         XCTAssertEqual(overdue.suppressed, 0)
         XCTAssertEqual(overdue.deliveries.map(\.status), [.accepted], "a minute past the window the intake copy is sent")
         XCTAssertEqual(stack.apnsRequests - requestsBefore, 1)
@@ -271,7 +271,7 @@ final class DeliverySemanticsTests: XCTestCase {
     func testAFailingTokenEndpointSpendsNoAttemptAndWritesNoAttemptRow() async throws {
         let stack = try await Self.stack()
         try stack.simulator.setScenarios([SimulatorScenario(provider: "oauth", fault: .httpError(status: 503, retryAfterSeconds: nil))])
-        let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let counters = Locked(WorkerCounters())
         let (processor, router) = try stack.processor(store: store, counters: counters)
         // On its third attempt already (a retry tier message): a credential failure must not move it on.
@@ -279,8 +279,8 @@ final class DeliverySemanticsTests: XCTestCase {
         headers.attempt = 3
         let message = Self.message(tokens: ["fcm-token-0001:APA91bsemantics", "fcm-token-0002:APA91bsemantics"], platform: "android",
                                    topic: "push.retry.1m", headers: headers.kafkaHeaders)
-        let outcome = try await processor.process([message])
-        try await store.write(outcome)
+        let outcome = try await processor.outcome(of: [message])
+        try await store.writer.write(outcome)
         XCTAssertEqual(stack.fcmRequests, 0, "the token endpoint failed: no FCM request was made")
         XCTAssertTrue(outcome.attempts.isEmpty, "no provider attempt is recorded for a missing credential")
         XCTAssertEqual(outcome.deliveries.map(\.status), [.retrying, .retrying])
@@ -301,9 +301,9 @@ final class DeliverySemanticsTests: XCTestCase {
 
     func testAttemptsRecordTheConfiguredWorkerID() async throws {
         let stack = try await Self.stack()
-        let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger, workerID: "replica-7")
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger, workerID: "replica-7")
         let (processor, router) = try stack.processor(store: store)
-        try await store.write(try await processor.process([Self.message(tokens: [Self.token(50)])]))
+        try await store.writer.write(try await processor.outcome(of: [Self.message(tokens: [Self.token(50)])]))
         let rows = try await stack.db.connection.query("SELECT DISTINCT worker FROM delivery_attempts")
         XCTAssertEqual(rows.rows.map { $0["worker"] }, ["replica-7"])
         router.shutdown()

@@ -7,7 +7,7 @@ import XCTest
 
 /// The device registry in real PostgreSQL: registration times, re-registration
 /// after invalidation, unregistration, and the APNs 410 timestamp rule, all
-/// through the worker's own statements (`OutcomeStore.write`).
+/// through the worker's own statements (`OutcomeWriter.write`).
 final class DeviceRegistryTests: XCTestCase {
     let t0 = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 3600).rounded(.down))
     let app = "com.example.registry"
@@ -40,10 +40,10 @@ final class DeviceRegistryTests: XCTestCase {
     func testRegisteredAtIsTheLatestRegistrationAndFirstIsKeptInAnyOrder() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
-        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 100, user: "new")]))
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
+        try await store.writer.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 100, user: "new")]))
         // An older registration arrives later (replay, reordering): it moves nothing forward.
-        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 10, user: "old")]))
+        try await store.writer.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 10, user: "old")]))
         let s = try await state(db, "tok")
         XCTAssertEqual(s.registered, t0.addingTimeInterval(100))
         XCTAssertEqual(s.first, t0.addingTimeInterval(10))
@@ -55,14 +55,14 @@ final class DeviceRegistryTests: XCTestCase {
     func testAPNs410OlderThanTheLatestRegistrationDoesNotInvalidate() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
-        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 0), event("tok", .register, at: 200)]))
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
+        try await store.writer.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 0), event("tok", .register, at: 200)]))
         // APNs says the token died at t0+100: the app registered it again at t0+200.
-        try await store.write(BatchOutcome(invalidations: [dead("tok", since: 100)]))
+        try await store.writer.write(BatchOutcome(invalidations: [dead("tok", since: 100)]))
         var s = try await state(db, "tok")
         XCTAssertNil(s.invalidated, "a 410 older than the latest registration must not invalidate")
         // A 410 newer than the registration does.
-        try await store.write(BatchOutcome(invalidations: [dead("tok", since: 300)]))
+        try await store.writer.write(BatchOutcome(invalidations: [dead("tok", since: 300)]))
         s = try await state(db, "tok")
         XCTAssertEqual(s.invalidated, t0.addingTimeInterval(1_000), "invalidated_at is when the worker learnt it")
         XCTAssertEqual(s.providerSince, t0.addingTimeInterval(300), "provider_invalid_since is what APNs said")
@@ -73,16 +73,16 @@ final class DeviceRegistryTests: XCTestCase {
     func testReRegistrationAfterInvalidationRevalidatesAndUnregisterInvalidates() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
-        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 0)]))
-        try await store.write(BatchOutcome(invalidations: [dead("tok", since: 50, learned: 500)]))
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
+        try await store.writer.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 0)]))
+        try await store.writer.write(BatchOutcome(invalidations: [dead("tok", since: 50, learned: 500)]))
         // A registration OLDER than the provider's time leaves it invalid …
-        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 40)]))
+        try await store.writer.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 40)]))
         var s = try await state(db, "tok")
         XCTAssertEqual(s.invalidated, t0.addingTimeInterval(500))
         XCTAssertEqual(s.providerSince, t0.addingTimeInterval(50))
         // … a newer one (than what the provider said, even if older than when we learnt it) makes it valid again.
-        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 60)]))
+        try await store.writer.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 60)]))
         s = try await state(db, "tok")
         XCTAssertNil(s.invalidated)
         XCTAssertNil(s.reason)
@@ -90,11 +90,11 @@ final class DeviceRegistryTests: XCTestCase {
         XCTAssertEqual(s.registered, t0.addingTimeInterval(60))
 
         // Unregister older than the latest registration: ignored. Newer: invalidates.
-        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .unregister, at: 55)]))
+        try await store.writer.write(BatchOutcome(deviceUpdates: [event("tok", .unregister, at: 55)]))
         s = try await state(db, "tok")
         XCTAssertNil(s.invalidated)
         // Register and a later unregister in ONE batch: the unregistration wins, whatever the order.
-        try await store.write(BatchOutcome(deviceUpdates: [event("tok", .unregister, at: 80), event("tok", .register, at: 70)]))
+        try await store.writer.write(BatchOutcome(deviceUpdates: [event("tok", .unregister, at: 80), event("tok", .register, at: 70)]))
         s = try await state(db, "tok")
         XCTAssertEqual(s.invalidated, t0.addingTimeInterval(80))
         XCTAssertEqual(s.reason, "unregistered")
@@ -107,10 +107,10 @@ final class DeviceRegistryTests: XCTestCase {
     func testAnOld410TimestampCountsOnTheDayItWasLearnt() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let now = Date()
         let oldSince = now.addingTimeInterval(-40 * 86_400)
-        try await store.write(BatchOutcome(invalidations: (0..<3).map {
+        try await store.writer.write(BatchOutcome(invalidations: (0..<3).map {
             TokenInvalidation(app: app, platform: .ios, token: "old\($0)", since: oldSince, reason: "Unregistered", learnedAt: now)
         }))
         let rows = try await db.connection.query(

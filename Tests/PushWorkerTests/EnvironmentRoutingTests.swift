@@ -55,13 +55,13 @@ final class EnvironmentRoutingTests: XCTestCase {
 
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let registered = Date().addingTimeInterval(-60)
         func register(_ token: String, _ environment: String, user: String?) -> DeviceEvent {
             DeviceEvent(app: Self.app, platform: .ios, token: token, userID: user, environment: environment,
                         action: .register, at: registered)
         }
-        try await store.write(BatchOutcome(deviceUpdates: [
+        try await store.writer.write(BatchOutcome(deviceUpdates: [
             register(sandboxToken, "sandbox", user: nil), register(productionToken, "production", user: nil),
             register(userSandboxToken, "sandbox", user: "sam"), register(userProductionToken, "production", user: "sam"),
             // The same token string in another app is not this app's device.
@@ -69,8 +69,8 @@ final class EnvironmentRoutingTests: XCTestCase {
                         action: .register, at: registered),
         ]))
 
-        let processor = BatchProcessor(
-            router: router, store: store, topics: TopicNames(prefix: "push", tiers: RetryTier.defaults),
+        let processor = BatchPipeline(
+            stores: store, router: router, producer: nil, permits: nil, topics: TopicNames(prefix: "push", tiers: RetryTier.defaults),
             retryPolicy: configuration.retry.policy, maxConcurrentSends: 8,
             counters: Locked(WorkerCounters()), observer: NoWorkerObserver(), logger: MigratedDatabase.logger)
         let id = UUID()
@@ -81,7 +81,7 @@ final class EnvironmentRoutingTests: XCTestCase {
              "created_at": "\(Timestamps.format(Date()))", "recipients": [\(recipients.joined(separator: ", "))],
              "alert": {"title": "t", "body": "b"}}
             """
-        let outcome = try await processor.process([
+        let outcome = try await processor.outcome(of: [
             KafkaMessage(topic: "push.notifications", partition: 0, offset: 0, key: nil, value: Array(json.utf8))
         ])
         router.shutdown()

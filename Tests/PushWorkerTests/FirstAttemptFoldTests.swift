@@ -57,7 +57,7 @@ final class FirstAttemptFoldTests: XCTestCase {
             Self.attempt(odd, "rejected", status: 400, reason: "BadDeviceToken"),
             Self.attempt(nan, "accepted", status: 200, latency: .nan),
         ]
-        let (latencies, logged) = OutcomeStore.foldFirstAttempts(deliveries: deliveries, attempts: attempts)
+        let (latencies, logged) = OutcomeWriter.foldFirstAttempts(deliveries: deliveries, attempts: attempts)
         XCTAssertEqual(latencies, [7.25, 9.0, 11.0, nil, nil, nil, nil, nil, nil])
         XCTAssertEqual(logged.map(\.key), [retrying, fromTier, twice, twice, odd, nan])
     }
@@ -66,7 +66,7 @@ final class FirstAttemptFoldTests: XCTestCase {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
         defer { Task { await pool.close() } }
-        let store = OutcomeStore(pool: pool, logger: MigratedDatabase.logger, workerID: "fold-worker-1")
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger, workerID: "fold-worker-1")
         let accepted = Self.key(1), dead = Self.key(2), retrying = Self.key(3), web = Self.key(4)
         var batch = BatchOutcome(
             deliveries: [
@@ -82,7 +82,7 @@ final class FirstAttemptFoldTests: XCTestCase {
                 Self.attempt(web, "accepted", status: 201, latency: 41, provider: .webpush),
             ])
         batch.idsNewToLedger = Set([accepted, dead, retrying, web].map(\.notificationID))
-        try await store.write(batch)
+        try await store.writer.write(batch)
 
         let log = try await db.row("SELECT count(*) AS n, min(outcome) AS o FROM delivery_attempt_log")
         XCTAssertEqual(log["n"], "1", "only the transient attempt is logged")
@@ -122,7 +122,7 @@ final class FirstAttemptFoldTests: XCTestCase {
         var late = BatchOutcome(deliveries: [Self.delivery(dead, .invalidToken, providerStatus: 410, reason: "Unregistered")],
                                 attempts: [Self.attempt(dead, "invalid_token", status: 410, reason: "Unregistered", latency: 50)])
         late.idsNewToLedger = [dead.notificationID]
-        try await store.write(late)
+        try await store.writer.write(late)
         let deadRows = try await db.connection.query(
             "SELECT latency_ms FROM delivery_attempts WHERE token = $1 ORDER BY latency_ms", [.text(dead.token)])
         XCTAssertEqual(deadRows.rows.map { $0["latency_ms"] }, ["9", "50"])

@@ -24,7 +24,7 @@ final class HeaderTrustTests: XCTestCase {
         let processor = try RecipientResolutionTests.processor(PostgresPool(url: "postgresql://127.0.0.1:1/none", size: 1,
                                                                             logger: MigratedDatabase.logger))
         for topic in ["push.notifications", "push.devices"] {
-            var headers = processor.trustedHeaders(of: message(topic: topic))
+            var headers = processor.decoder.trustedHeaders(of: message(topic: topic))
             XCTAssertEqual(headers.attempt, 1, topic)
             XCTAssertNil(headers.dueAt, topic)
             headers.setOrigin(from: message(topic: topic))
@@ -32,7 +32,7 @@ final class HeaderTrustTests: XCTestCase {
         }
         XCTAssertEqual(processor.counters.withLock { $0.untrustedHeaders }, 2)
 
-        let retry = processor.trustedHeaders(of: message(topic: "push.retry.5s"))
+        let retry = processor.decoder.trustedHeaders(of: message(topic: "push.retry.5s"))
         XCTAssertEqual(retry.attempt, 5)
         XCTAssertNotNil(retry.dueAt)
         XCTAssertEqual(retry.origin, MessageOrigin(topic: "elsewhere", partition: 9, offset: 9))
@@ -40,7 +40,7 @@ final class HeaderTrustTests: XCTestCase {
 
         let plain = KafkaMessage(topic: "push.notifications", partition: 0, offset: 1, key: nil, value: [],
                                  headers: [("traceparent", Array("00-abc".utf8))])
-        XCTAssertEqual(processor.trustedHeaders(of: plain), RetryHeaders())
+        XCTAssertEqual(processor.decoder.trustedHeaders(of: plain), RetryHeaders())
         XCTAssertEqual(processor.counters.withLock { $0.untrustedHeaders }, 2)
     }
 
@@ -57,13 +57,13 @@ final class HeaderTrustTests: XCTestCase {
         let unreadable: [[UInt8]?] = [nil, Array("".utf8), Array("abc".utf8), Array("0".utf8), Array("-3".utf8),
                                       Array("99999999999999999999999".utf8), [0x33, 0x00], [0xFF, 0xFE], Array(" 2".utf8)]
         for (i, header) in unreadable.enumerated() {
-            XCTAssertEqual(processor.trustedHeaders(of: retry(header)).attempt, 1, "\(header.map { Array($0) } ?? [])")
+            XCTAssertEqual(processor.decoder.trustedHeaders(of: retry(header)).attempt, 1, "\(header.map { Array($0) } ?? [])")
             XCTAssertEqual(processor.counters.withLock { $0.unreadableRetryAttempts }, i + 1)
         }
-        XCTAssertEqual(processor.trustedHeaders(of: retry(Array("2".utf8))).attempt, 2)
-        XCTAssertEqual(processor.trustedHeaders(of: retry(Array("999999".utf8))).attempt, RetryHeaders.maxAttempt)
+        XCTAssertEqual(processor.decoder.trustedHeaders(of: retry(Array("2".utf8))).attempt, 2)
+        XCTAssertEqual(processor.decoder.trustedHeaders(of: retry(Array("999999".utf8))).attempt, RetryHeaders.maxAttempt)
         // Intake messages carry no attempt number: nothing to count there.
-        XCTAssertEqual(processor.trustedHeaders(of: retry(nil, topic: "push.notifications")).attempt, 1)
+        XCTAssertEqual(processor.decoder.trustedHeaders(of: retry(nil, topic: "push.notifications")).attempt, 1)
         XCTAssertEqual(processor.counters.withLock { $0.unreadableRetryAttempts }, unreadable.count)
     }
 

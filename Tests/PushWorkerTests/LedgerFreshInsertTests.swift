@@ -28,7 +28,7 @@ final class LedgerFreshInsertTests: XCTestCase {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
         defer { Task { await pool.close() } }
-        let store = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let id = UUID(), other = UUID()
         let createdAt = Date()
         let key = DeliveryKey(notificationID: id, token: String(repeating: "ab", count: 32), createdAt: createdAt)
@@ -37,14 +37,14 @@ final class LedgerFreshInsertTests: XCTestCase {
         // The first writer: a new id, plain inserts.
         var first = BatchOutcome(deliveries: [Self.record(key, .accepted)], attempts: [Self.attempt(key, "accepted")])
         first.idsNewToLedger = [id]
-        try await store.write(first)
+        try await store.writer.write(first)
 
         // A second writer that looked the id up before the first wrote it: its plain
         // insert meets the row (23505) and the batch is written with the upsert instead.
         var second = BatchOutcome(deliveries: [Self.record(key, .rejected, reason: "BadDeviceToken"), Self.record(otherKey, .accepted)],
                                   attempts: [Self.attempt(key, "rejected"), Self.attempt(otherKey, "accepted")])
         second.idsNewToLedger = [id, other]
-        try await store.write(second)
+        try await store.writer.write(second)
 
         let row = try await db.row("SELECT status, attempts, provider_reason FROM deliveries WHERE notification_id = $1", [.uuid(id)])
         XCTAssertEqual(row["status"], "accepted", "a final status is never overwritten")

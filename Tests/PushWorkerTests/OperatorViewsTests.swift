@@ -6,12 +6,12 @@ import XCTest
 @testable import PushWorker
 
 /// Issue 17: retries, rejections and dead letters each have a view, fed by
-/// the worker's own writes (`OutcomeStore.write`), with exact numbers.
+/// the worker's own writes (`OutcomeWriter.write`), with exact numbers.
 final class OperatorViewsTests: XCTestCase {
     func testRetriesTiersAndDeadLettersAreAnswerableInSQL() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = OutcomeStore(pool: pool, logger: MigratedDatabase.logger, workerID: "w-views")
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger, workerID: "w-views")
         let t = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 7_200).rounded(.down))
         func key(_ token: String) -> DeliveryKey { DeliveryKey(notificationID: UUID(), token: token, createdAt: t) }
         let once = key("once"), thrice = key("thrice"), dead = key("dead")
@@ -25,7 +25,7 @@ final class OperatorViewsTests: XCTestCase {
             AttemptRecord(key: k, attempt: n, attemptedAt: t.addingTimeInterval(Double(n)), outcome: outcome, provider: .apns,
                           providerStatus: outcome == "accepted" ? 200 : 503, providerReason: nil, latencyMilliseconds: 3, tier: tier)
         }
-        try await store.write(BatchOutcome(
+        try await store.writer.write(BatchOutcome(
             deliveries: [
                 row(once, .accepted, attempts: 1, last: 0),
                 row(thrice, .accepted, attempts: 3, last: 65),
@@ -66,13 +66,13 @@ final class OperatorViewsTests: XCTestCase {
     func testARejectionKeepsAnAppOfAtMostItsLimit() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = OutcomeStore(pool: pool, logger: MigratedDatabase.logger, workerID: "w-app")
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger, workerID: "w-app")
         let long = String(repeating: "é", count: 100_000)
         guard case .failure(let error) = PushNotification.decode(Array(#"{"schema_version":1,"app":"\#(long)"}"#.utf8)) else {
             return XCTFail("decoded")
         }
         XCTAssertEqual(error.app, long, "the decoder names the app as given")
-        try await store.write(BatchOutcome(rejections: [
+        try await store.writer.write(BatchOutcome(rejections: [
             IntakeRejection(notificationID: nil, app: error.app, kind: error.reason.rawValue, reason: error.detail,
                             topic: "push.notifications", partition: 0, offset: 11, fieldPath: error.fieldPath),
             IntakeRejection(notificationID: nil, app: "com.example.short", kind: "not_json", reason: "$: not JSON",

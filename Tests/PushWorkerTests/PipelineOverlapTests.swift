@@ -97,7 +97,7 @@ final class PipelineOverlapTests: XCTestCase {
     func testTheOneStatementWriteStoresDeliveriesAndAttemptsAndKeepsAFinalStatus() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let now = Date()
         let key = DeliveryKey(notificationID: UUID(), token: "tok-overlap", createdAt: now)
         func outcome(_ status: DeliveryStatus, reason: String?) -> BatchOutcome {
@@ -111,24 +111,24 @@ final class PipelineOverlapTests: XCTestCase {
                                          providerStatus: status == .accepted ? 200 : 503, providerReason: reason,
                                          latencyMilliseconds: 1.5)])
         }
-        try await store.write(outcome(.accepted, reason: nil))
-        try await store.write(outcome(.retrying, reason: "ServiceUnavailable"))
+        try await store.writer.write(outcome(.accepted, reason: nil))
+        try await store.writer.write(outcome(.retrying, reason: "ServiceUnavailable"))
         let row = try await db.row("SELECT status, attempts, provider_status FROM deliveries WHERE token = 'tok-overlap'")
         XCTAssertEqual(row["status"], "accepted", "a final status is never overwritten")
         XCTAssertEqual(row["attempts"], "2")
         XCTAssertEqual(row["provider_status"], "200")
         let attempts = try await db.row("SELECT count(*) AS n FROM delivery_attempts WHERE token = 'tok-overlap'")
         XCTAssertEqual(attempts["n"], "2", "both writes appended their attempt")
-        let states = try await store.ledgerStates([key, DeliveryKey(notificationID: UUID(), token: "other", createdAt: now)])
-        XCTAssertEqual(states, OutcomeStore.LedgerStates(final: [key], retrying: [:]), "the ledger check sees the written final row")
+        let states = try await store.ledger.ledgerStates([key, DeliveryKey(notificationID: UUID(), token: "other", createdAt: now)])
+        XCTAssertEqual(states, LedgerStore.LedgerStates(final: [key], retrying: [:]), "the ledger check sees the written final row")
         // A row that only ever waited on a retry tier is reported as such, not as final.
         let waiting = DeliveryKey(notificationID: UUID(), token: "tok-waiting", createdAt: now)
-        try await store.write(BatchOutcome(deliveries: [
+        try await store.writer.write(BatchOutcome(deliveries: [
             DeliveryRecord(key: waiting, app: "app.overlap", platform: .ios, status: .retrying, attempts: 1,
                            providerStatus: 429, providerReason: "TooManyRequests", providerMessageID: nil, detail: nil,
                            enqueuedAt: now, firstAttemptAt: now, lastAttemptAt: now, finalAt: nil),
         ]))
-        let both = try await store.ledgerStates([key, waiting])
+        let both = try await store.ledger.ledgerStates([key, waiting])
         XCTAssertEqual(both.final, [key])
         XCTAssertEqual(Array(both.retrying.keys), [waiting])
         XCTAssertEqual(try XCTUnwrap(both.retrying[waiting]).timeIntervalSince1970, now.timeIntervalSince1970, accuracy: 0.001,
@@ -142,23 +142,23 @@ final class PipelineOverlapTests: XCTestCase {
     func testTheIDsLookupKnowsEveryWrittenIDAndNoOther() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let now = Date(timeIntervalSince1970: (Date().timeIntervalSince1970).rounded())
         let written = UUID(), fresh = UUID()
         let key = DeliveryKey(notificationID: written, token: "tok-ids", createdAt: now)
-        try await store.write(BatchOutcome(deliveries: [
+        try await store.writer.write(BatchOutcome(deliveries: [
             DeliveryRecord(key: key, app: "app.ids", platform: .ios, status: .accepted, attempts: 1,
                            providerStatus: 200, providerReason: nil, providerMessageID: nil, detail: nil,
                            enqueuedAt: now, firstAttemptAt: now, lastAttemptAt: now, acceptedAt: now, finalAt: now),
         ]))
-        let same = try await store.ledgerIDs([written: now, fresh: now])
+        let same = try await store.ledger.ledgerIDs([written: now, fresh: now])
         XCTAssertEqual(same.known, [written], "only the written id is known")
         XCTAssertEqual(same.createdAt, [:], "the same created_at is not reported as different")
         let later = now.addingTimeInterval(120)
-        let moved = try await store.ledgerIDs([written: later])
+        let moved = try await store.ledger.ledgerIDs([written: later])
         XCTAssertEqual(moved.known, [written])
         XCTAssertEqual(moved.createdAt, [written: now], "a later message with the id is filed under the first created_at")
-        let states = try await store.ledgerStates([key])
+        let states = try await store.ledger.ledgerStates([key])
         XCTAssertEqual(states.final, [key], "a known id's final row is found by the probe the lookup gates")
         await pool.close()
     }

@@ -112,14 +112,15 @@ final class PoisonIsolationTests: XCTestCase {
 
     /// Day partitions are named from `created_at`: the name is total for any date.
     func testPartitionDayIsTotal() {
-        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: 0)), "0")
-        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: 86_399)), "0")
-        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: 86_400)), "1")
-        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: -1)), "-1")
-        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: -86_400)), "-1")
-        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: 1e300)), "2932896")
-        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: -1e300)), "-719162")
-        XCTAssertEqual(OutcomeStore.dayString(Date(timeIntervalSince1970: .nan)), "0")
+        func dayString(_ date: Date) -> String { String(PartitionDay(containing: date).daysSinceEpoch) }
+        XCTAssertEqual(dayString(Date(timeIntervalSince1970: 0)), "0")
+        XCTAssertEqual(dayString(Date(timeIntervalSince1970: 86_399)), "0")
+        XCTAssertEqual(dayString(Date(timeIntervalSince1970: 86_400)), "1")
+        XCTAssertEqual(dayString(Date(timeIntervalSince1970: -1)), "-1")
+        XCTAssertEqual(dayString(Date(timeIntervalSince1970: -86_400)), "-1")
+        XCTAssertEqual(dayString(Date(timeIntervalSince1970: 1e300)), "2932896")
+        XCTAssertEqual(dayString(Date(timeIntervalSince1970: -1e300)), "-719162")
+        XCTAssertEqual(dayString(Date(timeIntervalSince1970: .nan)), "0")
     }
 
     func testStorableTextReplacesNUL() {
@@ -136,7 +137,7 @@ final class PoisonIsolationTests: XCTestCase {
         let logger = MigratedDatabase.logger
         let pool = db.pool()
         defer { Task { await pool.close() } }
-        let store = OutcomeStore(pool: pool, logger: logger)
+        let store = WorkerStores(pool: pool, logger: logger)
         let created = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let poisonID = UUID()
         var records = (0..<20).map { i in
@@ -151,13 +152,13 @@ final class PoisonIsolationTests: XCTestCase {
         outcome.origins[poisonID] = origin
 
         do {
-            try await store.write(outcome)
+            try await store.writer.write(outcome)
             XCTFail("the plain write should be refused")
         } catch let error as PostgresError {
             XCTAssertTrue(error.isDataError, "\(error)")
             XCTAssertFalse(error.isRetriable)
         }
-        let result = try await store.writeIsolating(outcome, logger: logger) { body in try await body() }
+        let result = try await store.writer.writeIsolating(outcome)
         XCTAssertEqual(result.refused, 1)
         XCTAssertEqual(result.written.count, 20)
         let count = try await db.row("SELECT count(*) AS n FROM deliveries WHERE token LIKE 'good%'")

@@ -20,7 +20,7 @@ final class ReceiptPoisonTests: XCTestCase {
         let pool = db.pool()
         let created = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let keys = (0..<4).map { DeliveryKey(notificationID: UUID(), token: "tok\($0)", createdAt: created) }
-        try await OutcomeStore(pool: pool, logger: logger).write(BatchOutcome(deliveries: keys.map {
+        try await WorkerStores(pool: pool, logger: logger).writer.write(BatchOutcome(deliveries: keys.map {
             DeliveryRecord(key: $0, app: "com.example.shop", platform: .android, status: .accepted, attempts: 1,
                            enqueuedAt: created, acceptedAt: created, finalAt: created)
         }))

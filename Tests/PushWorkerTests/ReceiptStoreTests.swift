@@ -6,7 +6,7 @@ import XCTest
 @testable import PushWorker
 
 /// Receipts against the ledger, with the outcomes written by the real
-/// `OutcomeStore` (its exact UPSERT), in both orders.
+/// `WorkerStores` (its exact UPSERT), in both orders.
 final class ReceiptStoreTests: XCTestCase {
     let created = Date(timeIntervalSince1970: (Date().timeIntervalSince1970).rounded(.down))
 
@@ -33,7 +33,7 @@ final class ReceiptStoreTests: XCTestCase {
     func testReceiptBeforeOutcomeIsPickedUpAndStatusNeverGoesBack() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let outcomes = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
+        let outcomes = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let receipts = ReceiptStore(pool: pool)
         let key = DeliveryKey(notificationID: UUID(), token: "tok-early", createdAt: created)
 
@@ -41,12 +41,12 @@ final class ReceiptStoreTests: XCTestCase {
         let applied = try await receipts.apply([receipt(key, .delivered, after: 2)])
         XCTAssertEqual(applied, ReceiptStore.Applied(newReceipts: 1, matchedDeliveries: 0))
         // First outcome write: a retry in progress; the stored receipt is merged by the trigger.
-        try await outcomes.write(BatchOutcome(deliveries: [record(key, .retrying)]))
+        try await outcomes.writer.write(BatchOutcome(deliveries: [record(key, .retrying)]))
         var s = try await state(db, key)
         XCTAssertEqual(s.status, "delivered")
         XCTAssertEqual(s.delivered, created.addingTimeInterval(2))
         // The provider's acceptance arrives later: 'accepted' must not overwrite 'delivered'.
-        try await outcomes.write(BatchOutcome(deliveries: [record(key, .accepted, acceptedAt: created.addingTimeInterval(1))]))
+        try await outcomes.writer.write(BatchOutcome(deliveries: [record(key, .accepted, acceptedAt: created.addingTimeInterval(1))]))
         s = try await state(db, key)
         XCTAssertEqual(s.status, "delivered")
         XCTAssertEqual(s.delivered, created.addingTimeInterval(2))
@@ -56,10 +56,10 @@ final class ReceiptStoreTests: XCTestCase {
     func testReceiptsAfterAcceptanceMoveForwardIdempotently() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let outcomes = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
+        let outcomes = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let receipts = ReceiptStore(pool: pool)
         let key = DeliveryKey(notificationID: UUID(), token: "tok-late", createdAt: created)
-        try await outcomes.write(BatchOutcome(deliveries: [record(key, .accepted, acceptedAt: created)]))
+        try await outcomes.writer.write(BatchOutcome(deliveries: [record(key, .accepted, acceptedAt: created)]))
 
         var applied = try await receipts.apply([receipt(key, .delivered, after: 3)])
         XCTAssertEqual(applied, ReceiptStore.Applied(newReceipts: 1, matchedDeliveries: 1))
@@ -79,7 +79,7 @@ final class ReceiptStoreTests: XCTestCase {
         XCTAssertEqual(s.status, "opened")
         XCTAssertEqual(s.delivered, created.addingTimeInterval(3))
         // A replayed outcome write of 'accepted' keeps 'opened'.
-        try await outcomes.write(BatchOutcome(deliveries: [record(key, .accepted, acceptedAt: created)]))
+        try await outcomes.writer.write(BatchOutcome(deliveries: [record(key, .accepted, acceptedAt: created)]))
         s = try await state(db, key)
         XCTAssertEqual(s.status, "opened")
         let count = try await db.row("SELECT count(*) AS n FROM delivery_receipts")
@@ -90,9 +90,9 @@ final class ReceiptStoreTests: XCTestCase {
     func testReceiptOnAFailedDeliveryRecordsTheTimeOnly() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let outcomes = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
+        let outcomes = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let key = DeliveryKey(notificationID: UUID(), token: "tok-dead", createdAt: created)
-        try await outcomes.write(BatchOutcome(deliveries: [record(key, .invalidToken)]))
+        try await outcomes.writer.write(BatchOutcome(deliveries: [record(key, .invalidToken)]))
         let applied = try await ReceiptStore(pool: pool).apply([receipt(key, .opened, after: 4)])
         XCTAssertEqual(applied.matchedDeliveries, 1)
         let s = try await state(db, key)
@@ -105,14 +105,14 @@ final class ReceiptStoreTests: XCTestCase {
     func testManyReceiptsInOneBatch() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let outcomes = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
+        let outcomes = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let keys = (0..<300).map { DeliveryKey(notificationID: UUID(), token: "t\($0)", createdAt: created) }
-        try await outcomes.write(BatchOutcome(deliveries: keys.prefix(200).map { record($0, .accepted, acceptedAt: created) }))
+        try await outcomes.writer.write(BatchOutcome(deliveries: keys.prefix(200).map { record($0, .accepted, acceptedAt: created) }))
         let batch = keys.map { receipt($0, .delivered, after: 1) } + keys.prefix(50).map { receipt($0, .opened, after: 2) }
         let applied = try await ReceiptStore(pool: pool).apply(batch)
         XCTAssertEqual(applied, ReceiptStore.Applied(newReceipts: 350, matchedDeliveries: 200))
         // The 100 receipts without a row yet land when their outcomes arrive.
-        try await outcomes.write(BatchOutcome(deliveries: keys.suffix(100).map { record($0, .accepted, acceptedAt: created) }))
+        try await outcomes.writer.write(BatchOutcome(deliveries: keys.suffix(100).map { record($0, .accepted, acceptedAt: created) }))
         let counts = try await db.row(
             "SELECT count(*) FILTER (WHERE status = 'delivered') AS d, count(*) FILTER (WHERE status = 'opened') AS o, count(delivered_at) AS da FROM deliveries")
         XCTAssertEqual(counts["d"], "250")
@@ -127,7 +127,7 @@ final class ReceiptStoreTests: XCTestCase {
     func testEarlyReceiptsMergeIntoAMixedOutcomeBatch() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let outcomes = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
+        let outcomes = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let key = { (token: String) in DeliveryKey(notificationID: UUID(), token: token, createdAt: self.created) }
         let both = key("tok-both"), openedOnly = key("tok-opened"), retrying = key("tok-retrying")
         let failed = key("tok-failed"), none = (0..<20).map { key("tok-none-\($0)") }
@@ -136,7 +136,7 @@ final class ReceiptStoreTests: XCTestCase {
             receipt(retrying, .delivered, after: 6), receipt(failed, .delivered, after: 7),
         ])
         let accepted = [both, openedOnly] + none
-        try await outcomes.write(BatchOutcome(deliveries: accepted.map { record($0, .accepted, acceptedAt: created) }
+        try await outcomes.writer.write(BatchOutcome(deliveries: accepted.map { record($0, .accepted, acceptedAt: created) }
             + [record(retrying, .retrying), record(failed, .invalidToken)]))
 
         var s = try await state(db, both)
@@ -168,7 +168,7 @@ final class ReceiptStoreTests: XCTestCase {
     func testTheMergeMatchesNotificationAndTokenTogether() async throws {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let outcomes = OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
+        let outcomes = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let shared = UUID()
         let sameNotification = DeliveryKey(notificationID: shared, token: "tok-other", createdAt: created)
         let sameToken = DeliveryKey(notificationID: UUID(), token: "tok-mine", createdAt: created)
@@ -180,7 +180,7 @@ final class ReceiptStoreTests: XCTestCase {
         // No inserted row has a receipt: nothing is merged.
         var first = BatchOutcome(deliveries: [record(mine, .accepted, acceptedAt: created)])
         first.idsNewToLedger = [shared]
-        try await outcomes.write(first)
+        try await outcomes.writer.write(first)
         var s = try await state(db, mine)
         XCTAssertEqual(s.status, "accepted")
         XCTAssertNil(s.delivered)
@@ -190,7 +190,7 @@ final class ReceiptStoreTests: XCTestCase {
         let other = DeliveryKey(notificationID: UUID(), token: "tok-plain", createdAt: created)
         var second = BatchOutcome(deliveries: [record(other, .accepted, acceptedAt: created), record(early, .accepted, acceptedAt: created)])
         second.idsNewToLedger = [other.notificationID, early.notificationID]
-        try await outcomes.write(second)
+        try await outcomes.writer.write(second)
         s = try await state(db, early)
         XCTAssertEqual(s.status, "delivered")
         XCTAssertEqual(s.delivered, created.addingTimeInterval(3))

@@ -27,12 +27,12 @@ final class RecipientResolutionTests: XCTestCase {
         """
     }
 
-    static func processor(_ pool: PostgresPool) throws -> BatchProcessor {
+    static func processor(_ pool: PostgresPool) throws -> BatchPipeline {
         let logger = MigratedDatabase.logger
         let configuration = WorkerConfiguration()
-        return BatchProcessor(
-            router: try ProviderRouter(configuration: configuration, logger: logger),
-            store: OutcomeStore(pool: pool, logger: logger),
+        return BatchPipeline(
+            stores: WorkerStores(pool: pool, logger: logger),
+            router: try ProviderRouter(configuration: configuration, logger: logger), producer: nil, permits: nil,
             topics: TopicNames(prefix: "push", tiers: RetryTier.defaults), retryPolicy: configuration.retry.policy,
             maxConcurrentSends: 8, counters: Locked(WorkerCounters()), observer: NoWorkerObserver(),
             logger: logger)
@@ -47,7 +47,7 @@ final class RecipientResolutionTests: XCTestCase {
             DeviceEvent(app: Self.app, platform: platform, token: token, userID: user, environment: "production",
                         action: .register, at: now.addingTimeInterval(-60))
         }
-        try await OutcomeStore(pool: pool, logger: MigratedDatabase.logger).write(BatchOutcome(deviceUpdates: [
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(BatchOutcome(deviceUpdates: [
             register("ios-token-a", .ios, "alice"), register("android-token-a", .android, "alice"),
             register("ios-token-dead", .ios, "alice"), register("ios-token-b", .ios, "bob"),
             DeviceEvent(app: Self.app, platform: .ios, token: "ios-token-dead", userID: "alice", environment: "production",
@@ -56,7 +56,7 @@ final class RecipientResolutionTests: XCTestCase {
                         action: .register, at: now),
         ]))
         let first = UUID(), second = UUID()
-        let outcome = try await Self.processor(pool).process([
+        let outcome = try await Self.processor(pool).outcome(of: [
             Self.message(Self.notification(id: first, recipients: #"{"user_id": "alice"}, {"user_id": "carol"}"#), offset: 0),
             Self.message(Self.notification(id: second, recipients: #"{"user_id": "bob"}, {"topic": "news"}, {"condition": "'a' in topics"}"#), offset: 1),
         ])
@@ -72,7 +72,7 @@ final class RecipientResolutionTests: XCTestCase {
         XCTAssertTrue(outcome.outgoing.isEmpty, "nothing dead-lettered as unsupported")
 
         // Written, the no-device outcome is a final ledger row analysts can see.
-        try await OutcomeStore(pool: pool, logger: MigratedDatabase.logger).write(outcome)
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(outcome)
         let row = try await db.row("SELECT platform, status, provider_reason, detail FROM deliveries WHERE token = 'user:carol'")
         XCTAssertEqual(row["platform"], "none")
         XCTAssertEqual(row["status"], "rejected")
@@ -86,14 +86,14 @@ final class RecipientResolutionTests: XCTestCase {
         defer { Task { await pool.close() } }
         let processor = try Self.processor(pool)
         let n = try PushNotification.decode(Array(Self.notification(id: UUID(), recipients: #"{"topic": "news"}"#).utf8)).get()
-        let item = BatchProcessor.WorkItem(
+        let item = WorkItem(
             source: .init(notification: n, enqueuedAt: nil, headers: RetryHeaders(), sourceKey: nil),
             recipient: Recipient(token: "topic:news", platform: .android), fcmTarget: .topic("news"),
             key: DeliveryKey(notificationID: n.id, token: "topic:news", createdAt: n.createdAt))
         var outcome = BatchOutcome()
         outcome.retryNeeds = [RetryNeed(item: item, reason: "Unavailable", providerStatus: 503, retryAfter: nil, attempts: 1,
                                         firstAttemptAt: Date(), lastAttemptAt: Date())]
-        processor.scheduleRetries(&outcome)
+        processor.retries.schedule(&outcome)
         let retry = try XCTUnwrap(outcome.outgoing.first)
         XCTAssertEqual(retry.topic, "push.retry.5s")
         let again = try PushNotification.decode(retry.value).get()
@@ -108,7 +108,7 @@ final class RecipientResolutionTests: XCTestCase {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
         defer { Task { await pool.close() } }
-        let limit = OutcomeStore.maxDevicesPerUser
+        let limit = UserFanOut.maxDevicesPerUser
         let now = Date()
         func register(_ user: String, _ count: Int) -> [DeviceEvent] {
             (0..<count).map { i in
@@ -116,10 +116,10 @@ final class RecipientResolutionTests: XCTestCase {
                             environment: "production", action: .register, at: now.addingTimeInterval(Double(i - count)))
             }
         }
-        try await OutcomeStore(pool: pool, logger: MigratedDatabase.logger).write(BatchOutcome(
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(BatchOutcome(
             deviceUpdates: register("many", limit + 3) + register("exact", limit)))
         let id = UUID()
-        let outcome = try await Self.processor(pool).process([
+        let outcome = try await Self.processor(pool).outcome(of: [
             Self.message(Self.notification(id: id, recipients: #"{"user_id": "many"}, {"user_id": "exact"}"#), offset: 0),
         ])
         let tokens = outcome.deliveries.map(\.key.token)
@@ -133,7 +133,7 @@ final class RecipientResolutionTests: XCTestCase {
         XCTAssertEqual(over.first?.providerReason, "TooManyDevices")
         XCTAssertEqual(over.first?.detail,
                        "user many has more than \(limit) valid devices in app \(Self.app); sent to the \(limit) most recently registered")
-        try await OutcomeStore(pool: pool, logger: MigratedDatabase.logger).write(outcome)
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(outcome)
     }
 
     /// A message reaches at most `UserFanOut.maxDevicesPerMessage` devices
@@ -145,7 +145,7 @@ final class RecipientResolutionTests: XCTestCase {
         let db = try await MigratedDatabase.make()
         let pool = db.pool()
         defer { Task { await pool.close() } }
-        let perUser = OutcomeStore.maxDevicesPerUser, budget = UserFanOut.maxDevicesPerMessage
+        let perUser = UserFanOut.maxDevicesPerUser, budget = UserFanOut.maxDevicesPerMessage
         let full = budget / perUser  // users that exactly fill the budget
         let now = Date()
         var events: [DeviceEvent] = []
@@ -155,10 +155,10 @@ final class RecipientResolutionTests: XCTestCase {
                                           environment: "production", action: .register, at: now))
             }
         }
-        try await OutcomeStore(pool: pool, logger: MigratedDatabase.logger).write(BatchOutcome(deviceUpdates: events))
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(BatchOutcome(deviceUpdates: events))
         let names = (0...full).map { #"{"user_id": "u\#($0)"}"# } + [#"{"user_id": "none"}"#, #"{"user_id": "small"}"#]
         let wide = UUID(), single = UUID()
-        let outcome = try await Self.processor(pool).process([
+        let outcome = try await Self.processor(pool).outcome(of: [
             Self.message(Self.notification(id: wide, recipients: names.joined(separator: ", ")), offset: 0),
             Self.message(Self.notification(id: single, recipients: #"{"user_id": "u\#(full)"}"#), offset: 1),
         ])
@@ -177,10 +177,10 @@ final class RecipientResolutionTests: XCTestCase {
         let ofSingle = outcome.deliveries.filter { $0.key.notificationID == single }
         XCTAssertEqual(ofSingle.count, perUser, "the other message reaches the user the first one left out")
         XCTAssertTrue(ofSingle.allSatisfy { $0.key.token.hasPrefix("u\(full)-") })
-        try await OutcomeStore(pool: pool, logger: MigratedDatabase.logger).write(outcome)
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(outcome)
         // Devices registered between the count and the load cannot pass the
         // plan: a user counted at 5 loads 5 (the most recent), not its 1,000.
-        let loaded = try await OutcomeStore(pool: pool, logger: MigratedDatabase.logger)
+        let loaded = try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).registry
             .devices(of: [AppUser(app: Self.app, userID: "u0"): 5, AppUser(app: Self.app, userID: "small"): 9])
         XCTAssertEqual(loaded[AppUser(app: Self.app, userID: "u0")]?.count, 5)
         XCTAssertEqual(loaded[AppUser(app: Self.app, userID: "small")]?.count, 1)
@@ -217,7 +217,7 @@ final class RecipientResolutionTests: XCTestCase {
                                           environment: "production", action: .register, at: now))
             }
         }
-        try await OutcomeStore(pool: pool, logger: MigratedDatabase.logger).write(BatchOutcome(deviceUpdates: events))
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(BatchOutcome(deviceUpdates: events))
         func direct(_ prefix: String, _ n: Int) -> String {
             (0..<n).map { #"{"token": "\#(prefix)-\#($0)", "platform": "android"}"# }.joined(separator: ", ")
         }
@@ -232,20 +232,19 @@ final class RecipientResolutionTests: XCTestCase {
             // The first message again (a producer's retry): one batch sends it once, whatever its parts.
             Self.message(Self.notification(id: ids[0], recipients: direct("a", 400)), offset: 6),
         ]
-        let processor = try Self.processor(pool)
         let permits = DeliveryPermits(capacity: 2_000)  // parts of at most 1,000
-        let decoded = processor.decode(messages)
-        var next = 0
-        var parts: [BatchProcessor.Processed] = []
-        var handled = Set<Int>()
-        while next < decoded.count {
-            let part = try await processor.process(decoded[next...], permits: permits, counted: parts.last?.counted ?? [:],
-                                                   handled: handled)
-            handled.formUnion(part.handled.map(BatchProcessor.handledKey))
+        let processor = try Self.processor(pool)
+        let policy = processor.decoder.policy()
+        var batch = BatchParts(messages)
+        var parts: [DecidedPart] = []
+        while !batch.isDone {
+            let candidates = batch.nextCandidates(budget: permits.partBudget) { processor.decoder.decode($0, policy: policy) }
+            let part = try await processor.decidePart(batch.ready.prefix(candidates), counted: batch.counted, handled: batch.handled,
+                                                     permits: permits)
             XCTAssertEqual(permits.inUse, part.permits, "the part holds its permits until the caller gives them back")
             permits.release(part.permits)
             parts.append(part)
-            next += part.taken
+            batch.finish(part)
         }
         XCTAssertEqual(parts.map(\.taken), [2, 1, 4], "800 | 900 (the user's devices) | 200 + 1 + 1 + the repeat (400 at most)")
         let wide = AppUser(app: Self.app, userID: "wide"), mid = AppUser(app: Self.app, userID: "mid")
@@ -256,16 +255,17 @@ final class RecipientResolutionTests: XCTestCase {
         XCTAssertEqual(parts[2].outcome.suppressed, 400, "the repeat of the first part's message is suppressed, not sent again")
         XCTAssertEqual(parts[2].outcome.rejections.count, 1, "the undecodable message is rejected in its part")
         XCTAssertEqual(Set(parts[0].outcome.deliveries.map(\.key.notificationID)), Set(ids[0...1]))
-        let whole = try await processor.process(messages)
+        let whole = try await processor.outcome(of: messages)
         XCTAssertEqual(Set(parts.flatMap { $0.outcome.deliveries.map(\.key.token) }), Set(whole.deliveries.map(\.key.token)))
         XCTAssertEqual(whole.deliveries.count, 1_901)
         // A later part plans with the counts it is given (never counts a user twice):
         // told "mid" has 5, it loads 5 of its 200.
-        let planned = try await processor.process(decoded[3...3], permits: nil, counted: [mid: 5])
+        let decoded = messages.map { processor.decoder.decode($0, policy: policy) }
+        let planned = try await processor.decidePart(decoded[3...3], counted: [mid: 5], handled: [], permits: nil)
         XCTAssertEqual(planned.outcome.deliveries.count, 5)
         // A single message over the whole capacity still goes, alone, holding all of it.
         let small = DeliveryPermits(capacity: 100)
-        let alone = try await processor.process(decoded[0...], permits: small)
+        let alone = try await processor.decidePart(decoded[0...], counted: [:], handled: [], permits: small)
         XCTAssertEqual(alone.taken, 1)
         XCTAssertEqual(alone.permits, 100)
         XCTAssertEqual(alone.outcome.deliveries.count, 400)

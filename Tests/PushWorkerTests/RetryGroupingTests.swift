@@ -12,20 +12,20 @@ import XCTest
 /// message it came from, so no recipient is tried more than
 /// `retry.max_attempts` times and none is dead-lettered early.
 final class RetryGroupingTests: XCTestCase {
-    static func item(_ n: PushNotification, token: String, attempt: Int, tier: String?, originOffset: Int64) -> BatchProcessor.WorkItem {
+    static func item(_ n: PushNotification, token: String, attempt: Int, tier: String?, originOffset: Int64) -> WorkItem {
         var headers = RetryHeaders()
         headers.attempt = attempt
         headers.firstFailureAt = Date(timeIntervalSince1970: 1_800_000_000 + Double(attempt))
         headers.originTopic = "push.notifications"
         headers.originPartition = 0
         headers.originOffset = originOffset
-        return BatchProcessor.WorkItem(
+        return WorkItem(
             source: .init(notification: n, enqueuedAt: nil, headers: headers, sourceKey: nil, tier: tier),
             recipient: Recipient(token: token, platform: .android),
             key: DeliveryKey(notificationID: n.id, token: token, createdAt: n.createdAt))
     }
 
-    static func need(_ item: BatchProcessor.WorkItem, notSent: Bool = false) -> RetryNeed {
+    static func need(_ item: WorkItem, notSent: Bool = false) -> RetryNeed {
         RetryNeed(item: item, reason: notSent ? "CircuitOpen" : "UNAVAILABLE", providerStatus: notSent ? nil : 503,
                   retryAfter: nil, attempts: notSent ? 0 : 1, firstAttemptAt: notSent ? nil : Date(), lastAttemptAt: Date(),
                   notSent: notSent)
@@ -47,7 +47,7 @@ final class RetryGroupingTests: XCTestCase {
         held.key.token = "fcm-c"
         var outcome = BatchOutcome()
         outcome.retryNeeds = [Self.need(early), Self.need(late), Self.need(held, notSent: true)]
-        processor.scheduleRetries(&outcome)
+        processor.retries.schedule(&outcome)
 
         func messages(with token: String) throws -> [(attempt: Int?, recipients: [String], topic: String, origin: Int64?)] {
             try outcome.outgoing.compactMap { m in
@@ -78,7 +78,7 @@ final class RetryGroupingTests: XCTestCase {
         // At the last attempt only the recipient that used it up is dead-lettered.
         var last = BatchOutcome()
         last.retryNeeds = [Self.need(early), Self.need(Self.item(n, token: "fcm-a", attempt: 5, tier: "10m", originOffset: 7))]
-        processor.scheduleRetries(&last)
+        processor.retries.schedule(&last)
         let statuses = Dictionary(uniqueKeysWithValues: last.deliveries.map { ($0.key.token, $0.status) })
         XCTAssertEqual(statuses["fcm-a"], .deadLettered)
         XCTAssertEqual(statuses["fcm-b"], .retrying, "attempt 1 of 5 is not exhausted by another message's attempt 5")
@@ -97,10 +97,10 @@ final class RetryGroupingTests: XCTestCase {
         let processor = try RecipientResolutionTests.processor(pool)  // retry.max_attempts 5
         let n = try PushNotification.decode(Array(RecipientResolutionTests.notification(
             id: UUID(), recipients: #"{"token": "fcm-a", "platform": "android"}"#).utf8)).get()
-        func item(_ token: String, attemptHeader: [UInt8]) -> BatchProcessor.WorkItem {
+        func item(_ token: String, attemptHeader: [UInt8]) -> WorkItem {
             let message = KafkaMessage(topic: "push.retry.5s", partition: 0, offset: 1, key: nil, value: [],
                                        headers: [(RetryHeaders.attemptKey, attemptHeader)])
-            return BatchProcessor.WorkItem(
+            return WorkItem(
                 source: .init(notification: n, enqueuedAt: nil, headers: RetryHeaders(message: message), sourceKey: nil, tier: "5s"),
                 recipient: Recipient(token: token, platform: .android),
                 key: DeliveryKey(notificationID: n.id, token: token, createdAt: n.createdAt))
@@ -112,7 +112,7 @@ final class RetryGroupingTests: XCTestCase {
         let honest = item("fcm-honest", attemptHeader: Array("3".utf8))
         var outcome = BatchOutcome()
         outcome.retryNeeds = [huge, overflow, negative, nul, honest].map { Self.need($0) }
-        processor.scheduleRetries(&outcome)
+        processor.retries.schedule(&outcome)
         let statuses = Dictionary(uniqueKeysWithValues: outcome.deliveries.map { ($0.key.token, $0.status) })
         XCTAssertEqual(statuses["fcm-huge"], .deadLettered, "a huge attempt is clamped and exhausted, without a trap")
         XCTAssertEqual(statuses["fcm-overflow"], .retrying, "a number past Int reads as no attempt header: 1")

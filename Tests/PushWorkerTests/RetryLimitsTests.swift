@@ -16,9 +16,9 @@ final class RetryLimitsTests: XCTestCase {
     /// each, each decodes, and together they name every device once.
     func testAUserResolvedPastTheRecipientLimitRetriesInMessagesIntakeTakes() async throws {
         let stack = try await DeliverySemanticsTests.stack()
-        let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let tokens = (0..<1_500).map { String(format: "%064x", 0xCD00_0000 + $0) }
-        try await store.write(BatchOutcome(deviceUpdates: tokens.enumerated().map {
+        try await store.writer.write(BatchOutcome(deviceUpdates: tokens.enumerated().map {
             DeviceEvent(app: DeliverySemanticsTests.app, platform: .ios, token: $0.element, userID: $0.offset < 750 ? "crowd-a" : "crowd-b",
                         environment: "production", action: .register, at: Date().addingTimeInterval(-60))
         }))
@@ -28,7 +28,7 @@ final class RetryLimitsTests: XCTestCase {
             {"schema_version": 1, "id": "\(UUID().uuidString.lowercased())", "app": "\(DeliverySemanticsTests.app)",
              "created_at": "\(Timestamps.format(Date()))", "recipients": [{"user_id": "crowd-a"}, {"user_id": "crowd-b"}], "alert": {"title": "t", "body": "b"}}
             """
-        let outcome = try await processor.process([
+        let outcome = try await processor.outcome(of: [
             KafkaMessage(topic: "push.notifications", partition: 0, offset: 0, key: nil, value: Array(json.utf8)),
         ])
         XCTAssertEqual(outcome.deliveries.count, 1_500)
@@ -49,7 +49,7 @@ final class RetryLimitsTests: XCTestCase {
         }
         XCTAssertEqual(named.count, 1_500)
         XCTAssertEqual(Set(named), Set(tokens))
-        try await store.write(outcome)
+        try await store.writer.write(outcome)
         try await stack.close()
     }
 
@@ -59,13 +59,13 @@ final class RetryLimitsTests: XCTestCase {
     /// refused on a retry tier too.
     func testARetryThatAgedOutOfTheWindowExpires() async throws {
         let stack = try await DeliverySemanticsTests.stack()
-        let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let (processor, _) = try stack.processor(store: store)
         let aged = Date().addingTimeInterval(-29 * 86_400)
         var retry = RetryHeaders()
         retry.attempt = 2
         let token = String(format: "%064x", 0xEE01)
-        let outcome = try await processor.process([
+        let outcome = try await processor.outcome(of: [
             DeliverySemanticsTests.message(createdAt: aged, tokens: [token], offset: 0, topic: "push.retry.5s", headers: retry.kafkaHeaders),
             DeliverySemanticsTests.message(createdAt: aged, tokens: [token], offset: 1, topic: "push.notifications"),
             DeliverySemanticsTests.message(createdAt: Date().addingTimeInterval(7_200), tokens: [token], offset: 2,
@@ -78,7 +78,7 @@ final class RetryLimitsTests: XCTestCase {
         XCTAssertEqual(outcome.rejections.map(\.kind), ["created_at_out_of_window", "created_at_out_of_window", "created_at_out_of_window"])
         XCTAssertEqual(outcome.rejections.map(\.offset), [1, 2, 3], "intake's window on intake; on a retry tier a year back")
         XCTAssertEqual(stack.apnsRequests, 0, "nothing sent")
-        try await store.write(outcome)
+        try await store.writer.write(outcome)
         try await stack.close()
     }
 
@@ -86,7 +86,7 @@ final class RetryLimitsTests: XCTestCase {
     /// too big to produce: a retry keeps the key only up to 4,096 bytes.
     func testAHugeKeyIsNotCopiedOntoRetries() async throws {
         let stack = try await DeliverySemanticsTests.stack()
-        let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let (processor, _) = try stack.processor(store: store)
         try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil))])
         func message(key: [UInt8], offset: Int64) -> KafkaMessage {
@@ -94,7 +94,7 @@ final class RetryLimitsTests: XCTestCase {
             return KafkaMessage(topic: base.topic, partition: base.partition, offset: base.offset, key: key, value: base.value)
         }
         let fine = Array(repeating: UInt8(ascii: "k"), count: 4_096)
-        let outcome = try await processor.process([
+        let outcome = try await processor.outcome(of: [
             message(key: Array(repeating: UInt8(ascii: "k"), count: 900_000), offset: 0), message(key: fine, offset: 1),
         ])
         XCTAssertEqual(outcome.deliveries.map(\.status), [.retrying, .retrying])

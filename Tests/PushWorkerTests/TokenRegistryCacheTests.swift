@@ -6,7 +6,6 @@ import XCTest
 
 /// The worker's short-lived registry cache, on its own (no PostgreSQL).
 final class TokenRegistryCacheTests: XCTestCase {
-    typealias AppToken = OutcomeStore.AppToken
     let t0 = ContinuousClock.now
 
     private func token(_ n: Int, app: String = "shop", platform: Platform = .ios) -> AppToken {

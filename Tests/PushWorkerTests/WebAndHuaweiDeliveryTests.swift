@@ -30,9 +30,10 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
 
         var origin: String { "https://127.0.0.1:\(simulator.port)" }
 
-        func processor(_ store: OutcomeStore) throws -> BatchProcessor {
-            BatchProcessor(
-                router: try ProviderRouter(configuration: configuration, logger: MigratedDatabase.logger), store: store,
+        func processor(_ store: WorkerStores) throws -> BatchPipeline {
+            BatchPipeline(
+                stores: store, router: try ProviderRouter(configuration: configuration, logger: MigratedDatabase.logger),
+                producer: nil, permits: nil,
                 topics: TopicNames(prefix: "push", tiers: RetryTier.defaults), retryPolicy: configuration.retry.policy,
                 maxConcurrentSends: 8, counters: Locked(WorkerCounters()), observer: NoWorkerObserver(),
                 logger: MigratedDatabase.logger, registry: configuration.registry)
@@ -92,7 +93,7 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
     func testAUserReachesItsBrowserAndHuaweiPhoneThroughTheRegistry() async throws {
         let stack = try await Self.stack()
         do {
-            let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
+            let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
             let browser = SimulatorWebPushSubscriptions.subscription(id: "ann-laptop", origin: stack.origin)
             let registration = """
                 {"schema_version": 1, "app": "\(Self.app)", "platform": "web", "user_id": "ann", "action": "register",
@@ -106,16 +107,16 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
             let events = try [registration, phone].map { try DeviceEvent.decode(Array($0.utf8)).get() }
             XCTAssertEqual(events[0].token, browser.endpoint)
             XCTAssertEqual(events[0].webKeys, WebPushKeys(p256dh: browser.p256dh, auth: browser.auth))
-            try await store.write(BatchOutcome(deviceUpdates: events))
+            try await store.writer.write(BatchOutcome(deviceUpdates: events))
             let stored = try await stack.db.row("SELECT web_p256dh, web_auth FROM devices WHERE platform = 'web'")
             XCTAssertEqual(stored["web_p256dh"], browser.p256dh)
 
             let id = UUID()
-            let outcome = try await stack.processor(store).process([Self.message(#"{"user_id": "ann"}"#, id: id)])
+            let outcome = try await stack.processor(store).outcome(of: [Self.message(#"{"user_id": "ann"}"#, id: id)])
             XCTAssertEqual(Set(outcome.deliveries.map { "\($0.platform?.rawValue ?? "")|\($0.status.rawValue)" }),
                            ["web|accepted", "huawei|accepted"], "\(outcome.deliveries)")
             XCTAssertEqual(outcome.attempts.count, 2)
-            try await store.write(outcome)
+            try await store.writer.write(outcome)
 
             // The browser's copy, decrypted by the simulator with the subscription's private key.
             let received = stack.inbox.deliveries(subscriptionID: "ann-laptop")
@@ -142,22 +143,22 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
     func testGoneSubscriptionsAndDeadPushKitTokensAreInvalidated() async throws {
         let stack = try await Self.stack()
         do {
-            let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
+            let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
             let gone = SimulatorWebPushSubscriptions.subscription(id: "gone-old-browser", origin: stack.origin)
-            let outcome = try await stack.processor(store).process([Self.message("""
+            let outcome = try await stack.processor(store).outcome(of: [Self.message("""
                 {"platform": "web", "subscription": \(Self.subscriptionJSON(endpoint: gone.endpoint, p256dh: gone.p256dh, auth: gone.auth))},
                 {"token": "dead-IQAAAACy0old", "platform": "huawei"}
                 """)])
             XCTAssertEqual(Set(outcome.deliveries.map { "\($0.platform?.rawValue ?? "")|\($0.status.rawValue)|\($0.providerReason ?? "")" }),
                            ["web|invalid_token|Gone", "huawei|invalid_token|80300007"])
             XCTAssertEqual(Set(outcome.invalidations.map(\.token)), [gone.endpoint, "dead-IQAAAACy0old"])
-            try await store.write(outcome)
+            try await store.writer.write(outcome)
             let row = try await stack.db.row("SELECT count(*) AS n FROM devices WHERE invalidated_at IS NOT NULL")
             XCTAssertEqual(row["n"], "2", "a web row learned from a 410 has no keys, and the check allows it")
 
             // Sent again: both are known dead now, so nothing reaches the simulator.
             let before = stack.requests("webpush") + stack.requests("hms")
-            let again = try await stack.processor(store).process([Self.message("""
+            let again = try await stack.processor(store).outcome(of: [Self.message("""
                 {"platform": "web", "subscription": \(Self.subscriptionJSON(endpoint: gone.endpoint, p256dh: gone.p256dh, auth: gone.auth))},
                 {"token": "dead-IQAAAACy0old", "platform": "huawei"}
                 """)])
@@ -173,12 +174,12 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
     func testSubscriptionsTheWorkerMustNotOrCannotSendToAreRejectedWithoutARequest() async throws {
         let stack = try await Self.stack()
         do {
-            let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
+            let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
             let live = SimulatorWebPushSubscriptions.subscription(id: "live", origin: stack.origin)
             // 65 bytes with 0x04 first passes intake, but is no point on P-256.
             let offCurve = Base64URL.encode([0x04] + [UInt8](repeating: 0x01, count: 64))
             let elsewhere = "https://push.internal.example/wp/live"
-            let outcome = try await stack.processor(store).process([Self.message("""
+            let outcome = try await stack.processor(store).outcome(of: [Self.message("""
                 {"platform": "web", "subscription": \(Self.subscriptionJSON(endpoint: live.endpoint, p256dh: offCurve, auth: live.auth))},
                 {"platform": "web", "subscription": \(Self.subscriptionJSON(endpoint: elsewhere, p256dh: live.p256dh, auth: live.auth))},
                 {"token": "has space", "platform": "huawei"}
@@ -200,10 +201,10 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
     func testA429FromAPushServiceGoesToARetryTierWithTheSubscriptionItNeeds() async throws {
         let stack = try await Self.stack()
         do {
-            let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
+            let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
             let slow = SimulatorWebPushSubscriptions.subscription(id: "ratelimited-tab", origin: stack.origin)
             let subscription = Self.subscriptionJSON(endpoint: slow.endpoint, p256dh: slow.p256dh, auth: slow.auth)
-            let outcome = try await stack.processor(store).process([Self.message(
+            let outcome = try await stack.processor(store).outcome(of: [Self.message(
                 #"{"platform": "web", "subscription": \#(subscription)}, {"token": "flow-IQAAAACy0busy", "platform": "huawei"}"#)])
             XCTAssertEqual(Set(outcome.deliveries.map { "\($0.platform?.rawValue ?? "")|\($0.status.rawValue)" }),
                            ["web|retrying", "huawei|retrying"])
@@ -225,8 +226,8 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
     func testPushKitCredentialsWithAnOAuthClientIDApartFromTheAppID() async throws {
         let stack = try await Self.stack(hmsClientID: "108765432109876")
         do {
-            let store = OutcomeStore(pool: stack.pool, logger: MigratedDatabase.logger)
-            let outcome = try await stack.processor(store).process([Self.message(#"{"token": "IQAAAACy0client", "platform": "huawei"}"#)])
+            let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
+            let outcome = try await stack.processor(store).outcome(of: [Self.message(#"{"token": "IQAAAACy0client", "platform": "huawei"}"#)])
             XCTAssertEqual(outcome.deliveries.map(\.status), [.accepted], "\(outcome.deliveries)")
             XCTAssertEqual(stack.simulator.stats().tokensIssued, 1, "the grant named the client id, the send the app id")
             try await stack.close()

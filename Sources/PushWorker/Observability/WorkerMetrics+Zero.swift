@@ -7,7 +7,7 @@ extension WorkerMetrics {
     /// from the first event. Series with open label sets (a provider's reason,
     /// an intake reason) still appear when they first happen.
     public func registerZeroSeries(_ configuration: WorkerConfiguration) {
-        let topics = TopicNames(prefix: configuration.kafka.topicPrefix, tiers: configuration.retry.tiers)
+        let topics = configuration.topics
         for topic in topics.consumed { counter(MetricNames.messagesConsumed, [label("topic", topic)]).increment(by: 0) }
         for tier in configuration.retry.tiers { counter(MetricNames.retries, [label("tier", tier.name)]).increment(by: 0) }
         for reason in ["exhausted", "response_lost", "produce_failed"] {

@@ -41,8 +41,8 @@ public final class ReceiptConsumerService: Service, Sendable {
                       databaseURL: worker.database.url)
         }
 
-        public var receiptsTopic: String { "\(topicPrefix).receipts" }
-        public var deadLetterTopic: String { "\(topicPrefix).dlq" }
+        public var receiptsTopic: String { TopicNames(prefix: topicPrefix).receipts }
+        public var deadLetterTopic: String { TopicNames(prefix: topicPrefix).deadLetter }
     }
 
     /// Totals since start.

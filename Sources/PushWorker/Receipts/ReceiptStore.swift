@@ -36,7 +36,7 @@ public struct ReceiptStore: Sendable {
     /// once per Kafka offset).
     func recordRejections(_ rows: [IntakeRejection]) async throws {
         guard !rows.isEmpty else { return }
-        try await pool.withConnection { connection in try await OutcomeStore.insertRejections(rows, on: connection) }
+        try await pool.withConnection { connection in try await IntakeRejectionRows.insert(rows, on: connection) }
     }
 
     /// The batch's statements, on a connection already in a transaction.

@@ -7,7 +7,7 @@ import PushKafka
 /// error, and where the message originally came from.
 public struct RetryHeaders: Sendable, Equatable {
     /// The headers that steer a retry or name an origin: honoured only on
-    /// the retry topics (see `BatchProcessor.trustedHeaders`).
+    /// the retry topics (see `IntakeDecoder.trustedHeaders`).
     public static let steeringKeys: Set<String> = [
         attemptKey, dueAtKey, firstFailureAtKey, lastErrorKey, originTopicKey, originPartitionKey, originOffsetKey, reasonKey,
     ]
@@ -117,55 +117,4 @@ public struct RetryHeaders: Sendable, Equatable {
             originOffset = message.offset
         }
     }
-}
-
-/// A message the worker must get durably into Kafka before it may store the
-/// offset of the message it came from.
-struct OutgoingMessage: Sendable {
-    var topic: String
-    var key: [UInt8]?
-    var value: [UInt8]
-    var headers: [(name: String, value: [UInt8])]
-    /// For counters: the retry tier name, or the dead-letter category
-    /// (`exhausted`, an intake reason, `response_lost`, `produce_failed`).
-    var label: String = ""
-    /// The consumed message this one stands for (rejection rows name it).
-    var origin: MessageOrigin? = nil
-    /// The notification it carries, when known (a retry message rerouted to
-    /// the DLQ moves its ledger rows to `dead_lettered`).
-    var notificationID: UUID? = nil
-}
-
-/// The worker's topic names, from the configured prefix.
-struct TopicNames: Sendable {
-    var intake: String
-    var retries: [(tier: RetryTier, topic: String)]
-    var deadLetter: String
-    /// Device registry messages (register / unregister).
-    var devices: String
-
-    init(prefix: String, tiers: [RetryTier]) {
-        intake = "\(prefix).notifications"
-        devices = "\(prefix).devices"
-        retries = tiers.map { ($0, "\(prefix).retry.\($0.name)") }
-        deadLetter = "\(prefix).dlq"
-    }
-
-    func retryTopic(for tier: RetryTier) -> String {
-        retries.first(where: { $0.tier == tier })?.topic ?? retries.last?.topic ?? deadLetter
-    }
-
-    func isRetryTopic(_ topic: String) -> Bool { retries.contains { $0.topic == topic } }
-
-    /// When a message consumed `now` may be sent: its `pushfleet-due-at` on a
-    /// retry topic, never later than the tier's own delay from now (a due
-    /// time beyond that was not written by a worker of this configuration and
-    /// would hold the partition paused); nil elsewhere.
-    func dueTime(of message: KafkaMessage, now: Date) -> Date? {
-        guard let tier = retries.first(where: { $0.topic == message.topic })?.tier,
-              let due = RetryHeaders(message: message).dueAt else { return nil }
-        return min(due, now.addingTimeInterval(tier.delay.seconds))
-    }
-
-    var consumed: [String] { [intake] + retries.map(\.topic) + [devices] }
 }

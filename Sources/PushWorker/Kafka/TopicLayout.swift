@@ -7,7 +7,7 @@ import PushKafka
 /// the intake, one topic per retry tier, the dead-letter topic, receipts and
 /// the compacted device registry, each with its retention.
 public struct TopicLayout: Sendable, Equatable {
-    public var prefix = "push"
+    public var prefix = TopicNames.defaultPrefix
     public var tiers: [String] = RetryTier.defaults.map(\.name)
     /// Intake, retry tiers, receipts, devices: at least the most workers you will run.
     public var partitions: Int32 = 12
@@ -28,11 +28,12 @@ public struct TopicLayout: Sendable, Equatable {
                            configs: configs.merging(["min.insync.replicas": String(isr)]) { a, _ in a })
         }
         func deleting(days: Int64) -> [String: String] { ["retention.ms": String(days * Self.day), "cleanup.policy": "delete"] }
-        var specs = [topic("\(prefix).notifications", partitions, deleting(days: 7))]
-        specs += tiers.map { topic("\(prefix).retry.\($0)", partitions, deleting(days: 7)) }
-        specs.append(topic("\(prefix).dlq", deadLetterPartitions, deleting(days: 30)))
-        specs.append(topic("\(prefix).receipts", partitions, deleting(days: 7)))
-        specs.append(topic("\(prefix).devices", partitions, ["cleanup.policy": "compact", "min.compaction.lag.ms": "3600000"]))
+        let names = TopicNames(prefix: prefix, tiers: [])
+        var specs = [topic(names.intake, partitions, deleting(days: 7))]
+        specs += tiers.map { topic(TopicNames.retryTopic(prefix: prefix, tierName: $0), partitions, deleting(days: 7)) }
+        specs.append(topic(names.deadLetter, deadLetterPartitions, deleting(days: 30)))
+        specs.append(topic(names.receipts, partitions, deleting(days: 7)))
+        specs.append(topic(names.devices, partitions, ["cleanup.policy": "compact", "min.compaction.lag.ms": "3600000"]))
         return specs
     }
 

@@ -74,7 +74,7 @@ extension PushWorkerService {
                     try? context.consumer.resume([tp])
                 }
                 if !polled.isEmpty {
-                    count(polled)
+                    countConsumed(polled)
                     for message in context.book.begin(polled) {
                         let due = topics.dueTime(of: message, now: now)
                         if delayed.hold(message, dueAt: due, now: now) {
@@ -117,7 +117,7 @@ extension PushWorkerService {
     /// An open provider circuit pauses intake and retry partitions (device
     /// registrations keep flowing) until the breaker lets requests through again.
     private func applyCircuitPause(_ pauses: inout PartitionPauses, _ context: BatchContext) {
-        let open = context.processor.router.anyCircuitOpen
+        let open = context.router.anyCircuitOpen
         guard open || !pauses.partitions(.providerCircuit).isEmpty else { return }
         let notifications = context.book.inFlightByPartition().keys.filter { $0.topic != topics.devices }
         let change = pauses.providerCircuit(open: open, partitions: Array(notifications))
@@ -132,20 +132,34 @@ extension PushWorkerService {
         if !change.pause.isEmpty { counters.withLock { $0.circuitPauses += 1 } }
     }
 
-    private func count(_ polled: [KafkaMessage]) {
+    /// Stores the offsets a finished batch lets through (the lowest unfinished
+    /// offset of each of its partitions); a failure is logged, and the next
+    /// batch of the partition stores past it.
+    private func storeOffsets(_ offsets: [KafkaTopicPartition: Int64], _ consumer: KafkaConsumer) {
+        for (tp, offset) in offsets {
+            do { try consumer.storeOffset(tp, offset: offset) } catch {
+                logger.warning("offset store failed", metadata: ["kafka.partition": "\(tp)", "kafka.offset": "\(offset)", "error": "\(error)"])
+            }
+        }
+    }
+
+    private func countConsumed(_ polled: [KafkaMessage]) {
         var byTopic: [String: Int] = [:]
         for m in polled { byTopic[m.topic, default: 0] += 1 }
         counters.withLock { c in for (t, n) in byTopic { c.consumedByTopic[t, default: 0] += n } }
     }
 
-    /// One batch as a child task. A cancelled batch (drain timeout) is left
-    /// unfinished: nothing stored, its offsets stay in flight.
+    /// One batch as a child task: the pipeline takes it to its written
+    /// outcome, then its offsets are stored. A cancelled batch (drain
+    /// timeout) is left unfinished: nothing stored, its offsets stay in flight.
     private func runBatch(_ messages: [KafkaMessage], ticket: OffsetBook.Ticket, bytes: Int, _ context: BatchContext) async throws {
         defer { context.completions.fire() }
         // Runs first (defers run in reverse): the loop the fire wakes sees the bytes gone.
         defer { context.bytes.withLock { $0 -= bytes } }
         do {
-            try await handle(messages, ticket: ticket, context)
+            try await context.pipeline.run(messages)
+            try Task.checkCancellation()
+            storeOffsets(context.book.complete(ticket), context.consumer)
         } catch where Task.isCancelled || error is CancellationError {
             context.book.abandon(ticket)
         } catch {

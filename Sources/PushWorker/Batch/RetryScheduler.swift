@@ -1,11 +1,17 @@
 import Foundation
 import PushCore
 
-extension BatchProcessor {
-    /// Turns the batch's retry needs into one retry (or dead-letter) message
+/// Decides what becomes of a part's deliveries that need another attempt:
+/// a retry tier (by the retry policy and any Retry-After), the dead-letter
+/// topic once attempts are exhausted, or `expired`.
+struct RetryScheduler: Sendable {
+    let topics: TopicNames
+    let retryPolicy: RetryPolicy
+
+    /// Turns the part's retry needs into one retry (or dead-letter) message
     /// per consumed message, carrying only the recipients that failed, and the
     /// matching ledger rows (`retrying`, `dead_lettered` or `expired`).
-    func scheduleRetries(_ outcome: inout BatchOutcome) {
+    func schedule(_ outcome: inout BatchOutcome) {
         guard !outcome.retryNeeds.isEmpty else { return }
         let now = Date()
         // Per consumed message, not per notification id: two messages of one notification
@@ -61,8 +67,8 @@ extension BatchProcessor {
                 }
             }
             for need in needs {
-                outcome.deliveries.append(record(
-                    need.item, status: status, reason: need.reason,
+                outcome.deliveries.append(need.item.record(
+                    status: status, reason: need.reason,
                     // A dead letter's reason is in the ledger too, with the row's own failure (the
                     // message's pushfleet-reason header sums up all of them: a row's detail must not
                     // hold every recipient's reason, which made 1,000 recipients' rows a million).

@@ -3,7 +3,7 @@ import PushCore
 import PushPostgres
 
 /// The outcome writes' SQL and bound parameters (parallel arrays for `unnest`).
-extension OutcomeStore {
+extension OutcomeWriter {
     /// `unnest($i::type[]) AS name, ...`: parallel arrays zipped into rows by
     /// set-returning functions in a select list, which PostgreSQL steps in
     /// lockstep one row at a time. The same arrays as `FROM unnest(a, b, ...)`

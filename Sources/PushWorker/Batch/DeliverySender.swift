@@ -1,9 +1,66 @@
 import Foundation
+import Logging
 import PushCore
 import PushHTTP
 import PushProviders
+import PushThreads
 
-extension BatchProcessor {
+/// Sends a part's requests, at most `maxConcurrentSends` at a time, and
+/// judges each answer: the delivery's final row, its attempt, a token the
+/// provider says is dead, or a need for another attempt (decided after all
+/// sends by `RetryScheduler`).
+final class DeliverySender: Sendable {
+    /// One delivery to send: the item, its request, and the app's clients.
+    typealias Send = (item: WorkItem, request: ProviderRequest, clients: ProviderRouter.AppClients)
+
+    let topics: TopicNames
+    let maxConcurrentSends: Int
+    let counters: Locked<WorkerCounters>
+    let observer: any WorkerObserver
+    let logger: Logger
+
+    init(topics: TopicNames, maxConcurrentSends: Int, counters: Locked<WorkerCounters>, observer: any WorkerObserver, logger: Logger) {
+        self.topics = topics
+        self.maxConcurrentSends = maxConcurrentSends
+        self.counters = counters
+        self.observer = observer
+        self.logger = logger
+    }
+
+    /// Sends everything with at most `maxConcurrentSends` requests outstanding,
+    /// on the send executor: the answers resume their sends, and the sends'
+    /// ends this part, without a hop through the global pool each.
+    func send(_ sends: [Send]) async -> BatchOutcome {
+        await withTaskExecutorPreference(SerialTaskExecutor.sends) { await sendAll(sends) }
+    }
+
+    private func sendAll(_ sends: [Send]) async -> BatchOutcome {
+        await withTaskGroup(of: BatchOutcome.self) { group in
+            var outcome = BatchOutcome()
+            var next = 0
+            func launch(_ index: Int) {
+                let (item, request, clients) = sends[index]
+                // Web Push seals each message (ECDH, HKDF, AES-GCM) before it goes:
+                // CPU work for the whole pool, not for the send executor's one thread.
+                group.addTask(spreadingToGlobalPool: request.provider == .webpush) {
+                    await self.deliver(item, request, clients)
+                }
+            }
+            while next < sends.count && next < maxConcurrentSends {
+                launch(next)
+                next += 1
+            }
+            while let one = await group.next() {
+                outcome.merge(one)
+                if next < sends.count {
+                    launch(next)
+                    next += 1
+                }
+            }
+            return outcome
+        }
+    }
+
     /// Sends one request and returns the delivery's outcome with its attempt
     /// record. The provider client has already re-sent at once whatever got
     /// no HTTP status (GOAWAY, reset, refused stream; `worker.max_inline_attempts`
@@ -36,7 +93,7 @@ extension BatchProcessor {
                 // Sealing refused the message before any request: keys no browser made (a point
                 // off the curve), an endpoint outside the allowed push services, or a payload
                 // that padding pushed past one record. Final, no attempt.
-                outcome.deliveries.append(record(item, status: .rejected, reason: reason, detail: webPush.message, at: Date()))
+                outcome.deliveries.append(item.record(status: .rejected, reason: reason, detail: webPush.message, at: Date()))
                 return outcome
             }
             let http = error as? HTTPError
@@ -81,7 +138,7 @@ extension BatchProcessor {
                                                         value: single.intakeJSON().encoded(), headers: headers.kafkaHeaders,
                                                         label: "response_lost", origin: headers.origin,
                                                         notificationID: item.notification.id))
-                outcome.deliveries.append(record(item, status: .deadLettered, reason: "ResponseLost", detail: "\(error)",
+                outcome.deliveries.append(item.record(status: .deadLettered, reason: "ResponseLost", detail: "\(error)",
                                                  at: Date(), attempts: 1, firstAttemptAt: started, lastAttemptAt: started))
                 return outcome
             }
@@ -92,7 +149,7 @@ extension BatchProcessor {
                                                 attempts: 1, firstAttemptAt: started, lastAttemptAt: started))
             return outcome
         case .success(nil):
-            outcome.deliveries.append(record(item, status: .rejected, reason: "PlatformNotConfigured", detail: nil, at: Date()))
+            outcome.deliveries.append(item.record(status: .rejected, reason: "PlatformNotConfigured", detail: nil, at: Date()))
             return outcome
         case .success(let response?):
             let classified = ResponseClassifier.classify(request.provider, response)
@@ -113,11 +170,11 @@ extension BatchProcessor {
                         app: item.notification.app, platform: item.recipient.platform, token: item.recipient.token,
                         since: since ?? now, reason: reason.rawValue, learnedAt: now))
                 }
-                outcome.deliveries.append(record(item, status: .invalidToken, reason: reason.rawValue, detail: nil, at: now,
+                outcome.deliveries.append(item.record(status: .invalidToken, reason: reason.rawValue, detail: nil, at: now,
                                                  attempts: 1, providerStatus: response.status,
                                                  firstAttemptAt: started, lastAttemptAt: started))
             case .rejected(let reason):
-                outcome.deliveries.append(record(item, status: .rejected, reason: reason.rawValue, detail: nil, at: now,
+                outcome.deliveries.append(item.record(status: .rejected, reason: reason.rawValue, detail: nil, at: now,
                                                  attempts: 1, providerStatus: response.status,
                                                  firstAttemptAt: started, lastAttemptAt: started))
             case .transient(let reason, let retryAfter):

@@ -33,7 +33,7 @@ public final class PushWorkerService: Service, Sendable {
         self.observer = observer ?? NoWorkerObserver()
         self.health = health
         self.logger = logger
-        self.topics = TopicNames(prefix: configuration.kafka.topicPrefix, tiers: configuration.retry.tiers)
+        self.topics = configuration.topics
     }
 
     /// Totals since start (for logs, tests and metrics).
@@ -80,14 +80,14 @@ public final class PushWorkerService: Service, Sendable {
         let book = OffsetBook()
         let revoked = Locked<[KafkaTopicPartition]>([])
         installRebalanceHandler(consumer: consumer, book: book, revoked: revoked)
-        let processor = BatchProcessor(
-            router: router, store: OutcomeStore(pool: pool, logger: logger, observer: observer, workerID: configuration.worker.id,
-                                                registryCacheTTL: configuration.registry.cacheTTL), topics: topics,
-            retryPolicy: configuration.retry.policy,
-            maxConcurrentSends: 1024, counters: counters, observer: observer, logger: logger,
-            intake: configuration.intake, registry: configuration.registry)
-        let context = BatchContext(consumer: consumer, producer: producer, book: book, processor: processor,
-                                   permits: DeliveryPermits(capacity: configuration.worker.maxDeliveriesInFlight))
+        let permits = DeliveryPermits(capacity: configuration.worker.maxDeliveriesInFlight)
+        let stores = WorkerStores(pool: pool, logger: logger, observer: observer, workerID: configuration.worker.id,
+                                  registryCacheTTL: configuration.registry.cacheTTL)
+        let pipeline = BatchPipeline(
+            stores: stores, router: router, producer: producer, permits: permits, topics: topics,
+            retryPolicy: configuration.retry.policy, maxConcurrentSends: 1024, counters: counters, observer: observer,
+            logger: logger, intake: configuration.intake, registry: configuration.registry)
+        let context = BatchContext(consumer: consumer, book: book, pipeline: pipeline, router: router, permits: permits)
 
         logger.info("worker started", metadata: [
             "worker.id": "\(configuration.worker.id)", "kafka.topics": "\(topics.consumed)",
@@ -122,12 +122,14 @@ public final class PushWorkerService: Service, Sendable {
         if let loopError { throw loopError }
     }
 
-    /// What a batch task needs.
+    /// What the poll loop and its batch tasks work with.
     struct BatchContext: Sendable {
         var consumer: KafkaConsumer
-        var producer: KafkaProducer
         var book: OffsetBook
-        var processor: BatchProcessor
+        /// Takes each polled batch to its written outcome.
+        var pipeline: BatchPipeline
+        /// Asked whether a provider circuit is open (intake pauses while one is).
+        var router: ProviderRouter
         /// Fired by every finished batch; the poll loop waits on it at the in-flight bound.
         var completions = BatchCompletionSignal()
         /// The bound on deliveries in flight, over all batches.

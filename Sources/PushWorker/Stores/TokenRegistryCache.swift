@@ -31,7 +31,7 @@ final class TokenRegistryCache: Sendable {
         let first: Int
         let second: Int
 
-        init(_ token: OutcomeStore.AppToken) {
+        init(_ token: AppToken) {
             var a = Hasher(), b = Hasher()
             a.combine(UInt8(0))
             b.combine(UInt8(1))
@@ -81,15 +81,15 @@ final class TokenRegistryCache: Sendable {
 
     /// The fresh states among `tokens`, and the tokens to ask the registry
     /// about, each with its key for `remember`.
-    func split(_ tokens: Set<OutcomeStore.AppToken>, now: ContinuousClock.Instant = .now)
-        -> (known: [OutcomeStore.AppToken: TokenRegistryState], missing: [(token: OutcomeStore.AppToken, key: Key)])
+    func split(_ tokens: Set<AppToken>, now: ContinuousClock.Instant = .now)
+        -> (known: [AppToken: TokenRegistryState], missing: [(token: AppToken, key: Key)])
     {
         let keyed = tokens.map { (token: $0, key: Key($0)) }
         guard ttl > .zero else { return ([:], keyed) }
         let now = tick(now)
         return entries.withLock { entries in
-            var known: [OutcomeStore.AppToken: TokenRegistryState] = [:]
-            var missing: [(token: OutcomeStore.AppToken, key: Key)] = []
+            var known: [AppToken: TokenRegistryState] = [:]
+            var missing: [(token: AppToken, key: Key)] = []
             missing.reserveCapacity(keyed.count)
             for (token, key) in keyed {
                 if let entry = entries[key], entry.expires > now { known[token] = entry.state } else { missing.append((token, key)) }
@@ -99,7 +99,7 @@ final class TokenRegistryCache: Sendable {
     }
 
     /// Keeps what the registry said about `asked` (absent from `states`: unknown).
-    func remember(asked: [(token: OutcomeStore.AppToken, key: Key)], states: [OutcomeStore.AppToken: TokenRegistryState],
+    func remember(asked: [(token: AppToken, key: Key)], states: [AppToken: TokenRegistryState],
                   now: ContinuousClock.Instant = .now) {
         guard ttl > .zero, !asked.isEmpty else { return }
         let now = tick(now)
@@ -121,7 +121,7 @@ final class TokenRegistryCache: Sendable {
     }
 
     /// Drops what is cached about `tokens` (the worker just changed them in the registry).
-    func forget(_ tokens: some Sequence<OutcomeStore.AppToken>) {
+    func forget(_ tokens: some Sequence<AppToken>) {
         guard ttl > .zero else { return }
         let keys = tokens.map(Key.init)
         entries.withLock { entries in

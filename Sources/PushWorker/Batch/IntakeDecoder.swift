@@ -1,8 +1,37 @@
 import Foundation
 import PushCore
+import Logging
 import PushKafka
 
-extension BatchProcessor {
+/// Decodes consumed messages: the retry state a message may carry (trusted
+/// only on the retry topics), then a device event or a notification under
+/// intake's rules, or the named reason it is neither. Total: any bytes end
+/// as a `DecodedMessage`.
+struct IntakeDecoder: Sendable {
+    let topics: TopicNames
+    /// The `created_at` window intake enforces.
+    let intake: WorkerConfiguration.Intake
+    let counters: Locked<WorkerCounters>
+    let logger: Logger
+
+    /// Decodes one message, once, whatever part of its batch handles it.
+    func decode(_ message: KafkaMessage, policy: IntakePolicy) -> DecodedMessage {
+        var headers = trustedHeaders(of: message)
+        headers.setOrigin(from: message)
+        if message.topic == topics.devices {
+            switch DeviceEvent.decode(message.value) {
+            case .failure(let error): return DecodedMessage(message: message, headers: headers, content: .rejected(error))
+            case .success(let event): return DecodedMessage(message: message, headers: headers, content: .device(event))
+            }
+        }
+        let tier = topics.retryTier(of: message.topic)?.name
+        switch Self.decodeNotification(message.value, policy: policy, retry: tier != nil) {
+        case .failure(let error): return DecodedMessage(message: message, headers: headers, content: .rejected(error))
+        case .success(let notification):
+            return DecodedMessage(message: message, headers: headers, content: .notification(notification, tier: tier))
+        }
+    }
+
     /// The retry state a consumed message carries. `pushfleet-*` headers are
     /// trusted only on the retry topics the fleet itself writes; on a topic
     /// producers write they are ignored (a producer cannot skip attempts,
@@ -32,7 +61,7 @@ extension BatchProcessor {
     }
 
     /// The intake policy for a batch decoded now.
-    func intakePolicy() -> IntakePolicy { intake.policy(now: Date()) }
+    func policy() -> IntakePolicy { intake.policy(now: Date()) }
 
     /// A notification from intake or from a retry topic. A retry's created_at
     /// was in the window when intake took it, and ages while it waits: one
@@ -43,7 +72,7 @@ extension BatchProcessor {
     /// nothing is sent: FCM stores nothing longer either). Older than a year
     /// (past any retry topic's retention) or too far in the future is still
     /// refused.
-    static func decode(_ bytes: [UInt8], policy: IntakePolicy, retry: Bool) -> Result<PushNotification, IntakeError> {
+    static func decodeNotification(_ bytes: [UInt8], policy: IntakePolicy, retry: Bool) -> Result<PushNotification, IntakeError> {
         let decoded = PushNotification.decode(bytes, policy: policy)
         guard retry, case .failure(let error) = decoded, error.reason == .createdAtOutOfWindow,
               error.issues.allSatisfy({ $0.code == .createdAtOutOfWindow }) else { return decoded }
@@ -67,59 +96,4 @@ extension BatchProcessor {
         let age = policy.now.timeIntervalSince(t)
         return age <= policy.maxAge && -age <= policy.maxFuture ? t : nil
     }
-
-    /// A message that is not a notification (or device event): recorded with
-    /// its named reason and field path, and dead-lettered with them.
-    func reject(_ message: KafkaMessage, _ error: IntakeError, headers: RetryHeaders, into outcome: inout BatchOutcome) {
-        let kind = error.reason.rawValue
-        logger.warning("intake message rejected", metadata: [
-            "kafka.topic": "\(message.topic)", "kafka.partition": "\(message.partition)",
-            "kafka.offset": "\(message.offset)", "intake.reason": "\(kind)", "intake.field": "\(error.fieldPath)",
-            "push.notification_id": "\(error.notificationID?.uuidString.lowercased() ?? "-")",
-            "error": "\(error.detail)",
-        ])
-        outcome.rejections.append(IntakeRejection(
-            notificationID: error.notificationID, app: error.app, kind: kind, reason: error.detail,
-            topic: message.topic, partition: message.partition, offset: message.offset, fieldPath: error.fieldPath))
-        var dlq = headers
-        dlq.reason = "\(kind): \(error.detail)"
-        outcome.outgoing.append(OutgoingMessage(
-            topic: topics.deadLetter, key: message.key, value: message.value, headers: dlq.kafkaHeaders,
-            label: kind, origin: MessageOrigin(message), notificationID: error.notificationID))
-    }
-
-    /// A single message whose processing PostgreSQL refused with a data
-    /// error (found by bisecting its batch): rejected `processing_failed` and
-    /// dead-lettered, so it cannot stop the partition. Nothing of it was sent:
-    /// every query of a batch runs before its first send.
-    func poisoned(_ message: KafkaMessage, _ error: any Error) -> BatchOutcome {
-        var outcome = BatchOutcome()
-        var headers = trustedHeaders(of: message)
-        headers.setOrigin(from: message)
-        let text = "\(error)"
-        logger.error("message refused by PostgreSQL; dead-lettered", metadata: [
-            "kafka.topic": "\(message.topic)", "kafka.partition": "\(message.partition)",
-            "kafka.offset": "\(message.offset)", "error": "\(text)",
-        ])
-        outcome.rejections.append(IntakeRejection(
-            notificationID: nil, app: nil, kind: PoisonStage.processing.rawValue, reason: text,
-            topic: message.topic, partition: message.partition, offset: message.offset, fieldPath: nil))
-        headers.reason = "\(PoisonStage.processing.rawValue): \(text)"
-        outcome.outgoing.append(OutgoingMessage(
-            topic: topics.deadLetter, key: message.key, value: message.value, headers: headers.kafkaHeaders,
-            label: PoisonStage.processing.rawValue, origin: MessageOrigin(message)))
-        return outcome
-    }
-}
-
-/// Where a record was refused and isolated from its batch: the `kind` of
-/// its `intake_rejections` row and the `stage` label of
-/// `pushfleet_poison_records_total`.
-enum PoisonStage: String, Sendable {
-    /// A query about the message (devices, ledger) failed with a data error.
-    case processing = "processing_failed"
-    /// PostgreSQL refused one of the message's outcome rows.
-    case write = "write_failed"
-    /// Kafka refused the dead letter even with its body cut.
-    case deadLetter = "dead_letter_failed"
 }

@@ -2,6 +2,12 @@ import PushCore
 
 /// Worker totals since start, for logs, tests and the metrics the
 /// executable exports (see `pushfleet_*` in docs/metrics.md).
+///
+/// Each field has one writer: what a batch did is counted by the batch
+/// pipeline (its decoder the headers it distrusted, its sender the
+/// credentials it could not get); what the poll loop sees (messages taken,
+/// the in-flight gauges, pauses) by the loop; assigned partitions by the
+/// rebalance handler.
 public struct WorkerCounters: Sendable {
     /// Batches finished (outcomes written, offsets stored).
     public var batches = 0
@@ -84,23 +90,3 @@ public struct WorkerCounters: Sendable {
 
     public init() {}
 }
-
-/// Per-event hooks for what counters cannot carry (latency histograms).
-/// All methods have empty defaults; the executable passes its metrics.
-public protocol WorkerObserver: Sendable {
-    /// One provider HTTP round trip (request submitted → response or failure).
-    func providerRoundTrip(provider: Provider, seconds: Double)
-    /// Notification `created_at` → provider acceptance.
-    func enqueueToAccepted(provider: Provider, seconds: Double)
-    /// One PostgreSQL outcome transaction took `seconds`.
-    func batchCommitted(seconds: Double)
-}
-
-extension WorkerObserver {
-    public func providerRoundTrip(provider: Provider, seconds: Double) {}
-    public func enqueueToAccepted(provider: Provider, seconds: Double) {}
-    public func batchCommitted(seconds: Double) {}
-}
-
-/// Observes nothing.
-struct NoWorkerObserver: WorkerObserver {}
