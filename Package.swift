@@ -40,19 +40,27 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]),
         // Typed wrappers for variadic and macro C APIs.
         .target(name: "CShims", dependencies: ["CCurl", "COpenSSL"]),
+        // Bench support: libcurl's own floor, a minimal C loop for `bench send --floor`.
+        .target(name: "CCurlFloor", dependencies: ["CCurl"]),
 
-        // Pure logic: no I/O, no C.
+        // Pure logic: no I/O, no C, no threads.
         .target(name: "PushCore"),
+        // Threads of our own: the send executor and kernel thread names (PushCore for `Locked`).
+        .target(name: "PushThreads", dependencies: ["PushCore"]),
 
         .target(
             name: "PushKafka",
-            dependencies: ["CRdKafka", "PushCore", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "CRdKafka", "PushCore", "PushThreads", .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(
             name: "PushPostgres",
-            dependencies: ["CLibpq", "PushCore", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "CLibpq", "PushCore", "PushThreads", .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(
             name: "PushHTTP",
-            dependencies: ["CCurl", "CShims", "PushCore", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CCurl", "CShims", "PushThreads", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "PushProviders",
             dependencies: [
@@ -65,7 +73,7 @@ let package = Package(
         .target(
             name: "PushWorker",
             dependencies: [
-                "PushCore", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
+                "PushCore", "PushThreads", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -95,8 +103,8 @@ let package = Package(
         .executableTarget(
             name: "pushfleet",
             dependencies: [
-                "PushCore", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
-                "PushWorker", "PushAnalytics", "PushSimulator", "PushProducer", "CShims",
+                "PushCore", "PushThreads", "PushKafka", "PushPostgres", "PushHTTP", "PushProviders",
+                "PushWorker", "PushAnalytics", "PushSimulator", "PushProducer", "CCurlFloor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -104,22 +112,44 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]),
 
+        // Helpers shared by the test targets (postgres-nio's ConnectionPoolTestUtils,
+        // hummingbird's HummingbirdTesting): the fuzz mutator, the test environment
+        // (PostgreSQL URL, the built binary, the repository's paths), a migrated
+        // database, mock-cluster settings, the live simulator stack.
+        .target(
+            name: "PushTestSupport",
+            dependencies: [
+                "PushCore", "PushPostgres", "PushHTTP", "PushProviders", "PushSimulator",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/PushTestSupport"),
+
+        // Test targets mirror modules: `<Module>Tests` tests `<Module>`.
         // Tier 1: pure unit tests.
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore"]),
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "PushTestSupport"]),
+        .testTarget(name: "PushThreadsTests", dependencies: ["PushThreads", "PushCore"]),
         // Tier 2: component tests against real local servers.
-        .testTarget(name: "PushKafkaTests", dependencies: ["PushKafka", "PushCore", "PushProducer"]),
-        .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushCore"]),
+        .testTarget(
+            name: "PushKafkaTests", dependencies: ["PushKafka", "PushCore", "PushProducer", "PushTestSupport"]),
+        .testTarget(name: "PushPostgresTests", dependencies: ["PushPostgres", "PushCore", "PushTestSupport"]),
+        .testTarget(
+            name: "PushHTTPTests",
+            dependencies: ["PushHTTP", "PushProviders", "PushSimulator", "PushCore", "PushTestSupport"]),
         .testTarget(
             name: "PushProvidersTests",
-            dependencies: ["PushProviders", "PushHTTP", "PushSimulator", "PushCore"]),
+            dependencies: ["PushProviders", "PushHTTP", "PushSimulator", "PushCore", "PushTestSupport"]),
         .testTarget(name: "PushSimulatorTests", dependencies: ["PushSimulator", "PushCore"]),
         .testTarget(
             name: "PushWorkerTests",
             dependencies: [
-                "PushWorker", "PushAnalytics", "PushCore", "PushPostgres", "PushKafka", "PushSimulator",
-                .product(name: "Metrics", package: "swift-metrics"),
+                "PushWorker", "PushCore", "PushThreads", "PushPostgres", "PushKafka", "PushSimulator",
+                "PushTestSupport", .product(name: "Metrics", package: "swift-metrics"),
             ]),
+        .testTarget(
+            name: "PushAnalyticsTests", dependencies: ["PushAnalytics", "PushCore", "PushPostgres", "PushTestSupport"]),
         // Tier 3: end to end, running `pushfleet` processes.
-        .testTarget(name: "PushFleetEndToEndTests", dependencies: ["PushCore", "PushPostgres", "PushKafka"]),
+        .testTarget(
+            name: "PushFleetEndToEndTests",
+            dependencies: ["PushCore", "PushPostgres", "PushKafka", "PushTestSupport"]),
     ]
 )

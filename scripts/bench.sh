@@ -39,7 +39,7 @@ bash scripts/with-postgres.sh "$bin" bench pipeline --notifications "$n" \
     --workers "${BENCH_WORKERS:-1}" --json "$out/pipeline-$stamp.json"
 echo
 # Latency at half load: paced at half the rate the workers just sustained after
-# their first send (the issue's p99 enqueue→accepted target), at most 100,000.
+# their first send (the p99 enqueue→accepted target), at most 100,000.
 rate="$(sed -n 's/.*"rate_after_first_send":\([0-9.]*\).*/\1/p' "$out/pipeline-$stamp.json")"
 if [ -n "$rate" ]; then
     half="$(awk -v r="$rate" 'BEGIN { printf "%d", r / 2 }')"
@@ -55,7 +55,7 @@ fi
 echo "pipeline with time-ordered ids"
 bash scripts/with-postgres.sh "$bin" bench pipeline --notifications "$n" \
     --workers "${BENCH_WORKERS:-1}" --ids time-ordered --json "$out/pipeline-v7-$stamp.json"
-# The three figures issue 18 tracks, from this run's JSON files.
+# The tracked figures and their targets (docs/benchmarks.md), from this run's JSON files.
 field() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" "$1"; }
 floor_ratio="$(field "$out/send-$stamp.json" ratio_to_floor)"
 send_us="$(field "$out/send-$stamp.json" our_us_per_request)"

@@ -36,7 +36,7 @@ AGREED_METRICS = {
     # The standard process metrics of Prometheus client libraries, exported too.
     "process_cpu_seconds_total": False, "process_resident_memory_bytes": False,
 }
-# What the dashboard must show (issue 6): one panel or more for each.
+# What the dashboard must show: one panel or more for each.
 DASHBOARD_MUST_SHOW = [
     "pushfleet_notifications_sent_total", "pushfleet_enqueue_to_accepted_seconds",
     "pushfleet_provider_request_seconds", "pushfleet_in_flight", "pushfleet_retries_total",

@@ -6,7 +6,7 @@
 # partitions, 3 per retry tier, 3 device partitions).
 #
 # Each round, on a fresh mock cluster: worker 1 starts; worker 2 starts 4 s
-# later (a join into a settled group, the case that used to stall); once both
+# later (a join into a settled group, the case most likely to stall); once both
 # own partitions, worker 3 starts. Reported per round, from the worker logs:
 #   w1, w2, w3       seconds from a worker's start to its first partitions
 #   both             seconds from worker 2's start until workers 1 and 2 both own partitions

@@ -2,9 +2,9 @@
 # Usage: scripts/sigterm-loop.sh [N]    (default N=50)
 #
 # Proves that a worker exits 0 on SIGTERM, also before it got its first
-# partition assignment (librdkafka 2.0.2's cooperative-sticky assignor used to
+# partition assignment (librdkafka 2.0.2's cooperative-sticky assignor can
 # abort such a close: "rd_kafka_sticky_assignor_state_destroy: Assertion
-# 'assignor_state' failed", exit 134).
+# 'assignor_state' failed", exit 134, so the worker's close path avoids it).
 #
 # Starts `pushfleet mock-kafka` and one resident worker (so the group, and the
 # receipts group, have a member and go through rebalance rounds while the

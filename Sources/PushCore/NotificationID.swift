@@ -6,7 +6,7 @@ import Foundation
 /// ids that grow with time land on the right-hand edge of those btrees,
 /// in pages already in memory, where random (version 4) ids touch a random
 /// leaf page per row, each logged whole after a checkpoint
-/// (docs/benchmarks.md, "time-ordered ids").
+/// (docs/benchmarks.md, "Time-ordered ids").
 public enum NotificationID {
     /// A version 7 UUID for `date`: 48 bits of Unix milliseconds, then the
     /// version, 12 random bits, the RFC 4122 variant and 62 random bits.

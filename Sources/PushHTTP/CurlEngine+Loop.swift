@@ -1,7 +1,7 @@
 import CCurl
 import CShims
 import Logging
-import PushCore
+import PushThreads
 
 extension CurlEngine {
     typealias Completion = (Transfer, Result<HTTPResponse, HTTPError>)

@@ -2,7 +2,7 @@ import CCurl
 import CShims
 import Foundation
 import Logging
-import PushCore
+import PushThreads
 
 /// The curl multi handle and the dedicated thread that drives it.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import PushCore
+import PushThreads
 
 /// A dedicated OS thread that runs blocking jobs one after another, so that blocking
 /// librdkafka calls never occupy Swift's cooperative thread pool.

@@ -1,5 +1,5 @@
 import Foundation
-import PushCore
+import PushThreads
 
 /// One dedicated OS thread that runs blocking jobs (libpq calls) one at a time,
 /// in submission order, so they never occupy Swift's cooperative thread pool.

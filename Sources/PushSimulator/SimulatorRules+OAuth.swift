@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PushCore
 import _CryptoExtras
 
 /// Google's OAuth 2.0 token endpoint for service accounts ("Using OAuth 2.0

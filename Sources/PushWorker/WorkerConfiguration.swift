@@ -53,7 +53,7 @@ public struct WorkerConfiguration: Sendable {
         public var id = ProcessInfo.processInfo.hostName + "-\(ProcessInfo.processInfo.processIdentifier)"
         /// Messages taken from one poll and written in one Postgres transaction.
         /// 512: PostgreSQL's CPU per notification is ~11 % lower than at 256 for
-        /// the same in-flight bound (docs/benchmarks.md, 2026-11-26, fourth).
+        /// the same in-flight bound (docs/benchmarks.md, "What keeps each path cheap").
         public var batchSize = 512
         /// Full batches in flight at once (sends of all of them overlap): with
         /// `batchSize`, what `maxInFlight` defaults to (512 × 2 = 1,024).

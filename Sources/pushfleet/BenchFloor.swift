@@ -1,9 +1,10 @@
-import CShims
+import CCurlFloor
 import Foundation
 import PushCore
+import PushThreads
 
 /// The libcurl floor: a minimal C loop over libcurl's multi interface
-/// (`CShims_curl_floor_run`, Sources/CShims/curl_floor.c) sending the same
+/// (`CCurlFloor_run`, Sources/CCurlFloor/curl_floor.c) sending the same
 /// request shape as ours to the same sink with the same connections and
 /// streams, so every `bench send --floor` prints how far we are from
 /// libcurl's own cost per request.
@@ -26,14 +27,14 @@ struct BenchFloor {
         let body = request.body
         let ca = sink.caPath
         let sink0 = sink.cpuSeconds()
-        let result: CShims_curl_floor_result = try await withCheckedThrowingContinuation { continuation in
+        let result: CCurlFloor_result = try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 ThreadName.setCurrent("floor")
-                var result = CShims_curl_floor_result()
+                var result = CCurlFloor_result()
                 let code = withCStrings(lines) { headerPointers in
                     body.withUnsafeBufferPointer { bodyBuffer in
                         bodyBuffer.withMemoryRebound(to: CChar.self) { chars in
-                            CShims_curl_floor_run(
+                            CCurlFloor_run(
                                 url, headerPointers.baseAddress, Int32(headerPointers.count),
                                 chars.baseAddress, chars.count, count, warmup,
                                 connections, streams, inFlight, ca, &result)

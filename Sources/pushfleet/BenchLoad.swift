@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushThreads
 
 /// Closed-loop load: `count` requests with `concurrency` always in flight,
 /// each request timed into an HdrHistogram.

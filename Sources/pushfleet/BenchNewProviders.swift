@@ -28,7 +28,7 @@ extension BenchSender: BenchSending {
     }
 }
 
-/// Web Push (issue 19): the notification as the service worker's JSON
+/// Web Push: the notification as the service worker's JSON
 /// payload, encrypted per message (RFC 8291: a fresh P-256 key and salt
 /// each), VAPID-signed, POSTed to one of 1,024 subscriptions the simulator
 /// can decrypt.
@@ -76,7 +76,7 @@ struct BenchWebPushSender: BenchSending {
     }
 }
 
-/// Huawei Push Kit (issue 19): one message per token through `HMSClient`
+/// Huawei Push Kit: one message per token through `HMSClient`
 /// (client-credentials token from the simulator's token endpoint).
 struct BenchHMSSender: BenchSending {
     static let appID = "104000001"

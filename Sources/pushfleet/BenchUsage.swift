@@ -6,7 +6,7 @@ import PushWorker
 enum BenchUsage {
     /// The CPU the figures were taken on, as `/proc/cpuinfo` names it, and
     /// how many: per-request costs differ between machines of one kind
-    /// (docs/benchmarks.md, 2026-11-27), so results carry it.
+    /// (docs/benchmarks.md, "Machines"), so results carry it.
     static func machine() -> String {
         guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return "unknown" }
         let lines = text.split(separator: "\n")

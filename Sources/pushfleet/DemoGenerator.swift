@@ -131,7 +131,7 @@ struct DemoGenerator {
         let id = (status == .invalidToken ? "gone-" : "") + "demo-\(i)-\(rng.next() & 0xFFFF_FFFF)"
         let s = SimulatorWebPushSubscriptions.subscription(id: id, origin: origin)
         guard status == .rejected else { return Recipient(endpoint: s.endpoint, keys: WebPushKeys(p256dh: s.p256dh, auth: s.auth)) }
-        let offCurve = WebPushBase64URL.encode([0x04] + [UInt8](repeating: 0x01, count: 64))
+        let offCurve = Base64URL.encode([0x04] + [UInt8](repeating: 0x01, count: 64))
         return Recipient(endpoint: s.endpoint, keys: WebPushKeys(p256dh: offCurve, auth: s.auth))
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Metrics
 import PushCore
+import PushThreads
 import PushWorker
 import ServiceLifecycle
 

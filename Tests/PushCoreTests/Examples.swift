@@ -1,11 +1,10 @@
 import Foundation
 import PushCore
+import PushTestSupport
 
-/// Locates `schemas/` in the repository from this source file's path.
+/// The example messages under `schemas/examples/`.
 enum Examples {
-    static let schemasDirectory: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("schemas")
+    static let schemasDirectory: URL = TestEnvironment.schemasDirectory
 
     static func files(_ kind: String) throws -> [URL] {
         let dir = schemasDirectory.appendingPathComponent("examples").appendingPathComponent(kind)

@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushTestSupport
 import XCTest
 
 /// Issue 15's pure half: no byte sequence traps the intake. 100,000 hostile

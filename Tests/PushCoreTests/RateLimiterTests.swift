@@ -1,3 +1,4 @@
+import PushTestSupport
 import XCTest
 
 @testable import PushCore
@@ -10,7 +11,7 @@ final class RateLimiterTests: XCTestCase {
     /// Property: whatever the arrival pattern, grants (send instants) in any
     /// window of length T number at most burst + rate × T (+1 for the edge).
     func testGrantsNeverExceedRateTimesWindowPlusBurst() {
-        var random = SplitMix64(seed: 42)
+        var random = FuzzRandom(seed: 42)
         for trial in 0..<30 {
             let rate = Double(random.next() % 200 + 5)
             let burst = Double(random.next() % 20 + 1)
@@ -98,19 +99,6 @@ final class RateLimiterTests: XCTestCase {
         XCTAssertEqual(
             TokenBucketLimiter.Configuration(ratePerSecond: 1, burst: 1, decreaseFactor: 1).problem?.field,
             "decrease_factor")
-    }
-}
-
-/// A small deterministic generator for property tests.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushPostgres
+import PushTestSupport
 import XCTest
 
 /// Issue 4's proof: 20,000 notifications, three worker processes; one is

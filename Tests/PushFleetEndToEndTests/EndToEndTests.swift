@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushCore
 import PushPostgres
+import PushTestSupport
 import XCTest
 
 /// Runs `pushfleet demo` (mock Kafka with 3 brokers, the simulator, two real

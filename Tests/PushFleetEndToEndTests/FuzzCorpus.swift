@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushTestSupport
 
 /// One message of the fuzz run: a hostile one, or the valid canary that follows it.
 struct FuzzMessage: Sendable {
@@ -49,9 +50,7 @@ struct FuzzCorpus {
     private let partitions: [String: Int]
     private let now = Timestamps.format(Date())
 
-    static let schemas = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("schemas/examples")
+    static let schemas = TestEnvironment.schemasDirectory.appendingPathComponent("examples")
 
     static func examples(_ kind: String) throws -> [[UInt8]] {
         let dir = schemas.appendingPathComponent(kind)

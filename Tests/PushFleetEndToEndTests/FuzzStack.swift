@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushCore
 import PushPostgres
+import PushTestSupport
 
 /// A child process whose log outlives it and whose exit can be checked
 /// without stopping it (the fuzz tier asserts that no worker exits mid-run).

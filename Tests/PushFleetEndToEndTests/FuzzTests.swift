@@ -3,6 +3,7 @@ import Logging
 import PushCore
 import PushKafka
 import PushPostgres
+import PushTestSupport
 import XCTest
 
 /// Issue 15's proof, "no message can stop the fleet": hostile bytes through

@@ -1,4 +1,5 @@
 import Foundation
+import PushTestSupport
 import XCTest
 
 /// Issue 17's "small things a first-time operator trips over", checked on the

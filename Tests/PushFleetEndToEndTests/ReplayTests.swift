@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushCore
 import PushPostgres
+import PushTestSupport
 import XCTest
 
 /// `pushfleet dlq replay` end to end: two notifications sit in push.dlq; the

@@ -2,14 +2,16 @@ import Foundation
 import Logging
 import PushCore
 import PushPostgres
+import PushTestSupport
 import XCTest
 
-enum TestEnvironment {
+/// What the end-to-end tests need beyond the shared environment: a missing
+/// server skips them (fails them on CI), a missing binary fails them.
+extension TestEnvironment {
     /// The PostgreSQL URL `scripts/with-postgres.sh` exported.
     static func databaseURL() throws -> String {
-        let env = ProcessInfo.processInfo.environment
-        guard let url = env["PUSHFLEET_TEST_DATABASE_URL"] ?? env["PUSHFLEET_DATABASE_URL"] else {
-            if env["CI"] != nil { throw TestFailure("CI run without PostgreSQL: .ci/run must go through `make test`") }
+        guard let url = postgresURL else {
+            if ProcessInfo.processInfo.environment["CI"] != nil { throw TestFailure("CI run without PostgreSQL: .ci/run must go through `make test`") }
             throw XCTSkip("""
                 no PostgreSQL: run the end-to-end tests through `make test` \
                 (or `scripts/with-postgres.sh swift test`), which starts a throwaway server
@@ -20,18 +22,10 @@ enum TestEnvironment {
 
     /// The `pushfleet` executable built next to the test bundle (or PUSHFLEET_BIN).
     static func pushfleetBinary() throws -> String {
-        if let explicit = ProcessInfo.processInfo.environment["PUSHFLEET_BIN"] { return explicit }
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = dir.appendingPathComponent("pushfleet").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        let fallback = FileManager.default.currentDirectoryPath + "/.build/debug/pushfleet"
-        guard FileManager.default.isExecutableFile(atPath: fallback) else {
+        guard let binary = builtPushfleet else {
             throw TestFailure("pushfleet binary not found next to the tests; run `swift build` first or set PUSHFLEET_BIN")
         }
-        return fallback
+        return binary
     }
 
     struct Run {

@@ -1,16 +1,13 @@
 import Foundation
 import Logging
 import PushKafka
+import PushTestSupport
 import XCTest
 
 /// Shared set-up for tests that run against a real 3-broker librdkafka mock cluster.
 class KafkaClusterTestCase: XCTestCase, @unchecked Sendable {
     var cluster: KafkaMockCluster!
-    var logger: Logger = {
-        var logger = Logger(label: "pushkafka.tests")
-        logger.logLevel = ProcessInfo.processInfo.environment["KAFKA_TEST_LOG"] == "debug" ? .debug : .warning
-        return logger
-    }()
+    var logger = TestEnvironment.logger("pushkafka.tests")
 
     override func setUp() async throws {
         cluster = try KafkaMockCluster(brokers: 3, logger: logger)
@@ -20,14 +17,6 @@ class KafkaClusterTestCase: XCTestCase, @unchecked Sendable {
         cluster = nil
     }
 
-    /// Consumer settings that keep the mock cluster's rebalances quick.
-    static let fastGroup: [String: String] = [
-        "session.timeout.ms": "3000",
-        "heartbeat.interval.ms": "300",
-        "fetch.wait.max.ms": "50",
-        "topic.metadata.refresh.interval.ms": "2000",
-    ]
-
     func makeProducer() throws -> KafkaProducer {
         try KafkaProducer(bootstrapServers: cluster.bootstrapServers, properties: ["linger.ms": "2"], logger: logger)
     }
@@ -35,7 +24,7 @@ class KafkaClusterTestCase: XCTestCase, @unchecked Sendable {
     func makeConsumer(group: String, topics: [String], extra: [String: String] = [:]) throws -> KafkaConsumer {
         try KafkaConsumer(
             bootstrapServers: cluster.bootstrapServers, groupID: group, topics: topics,
-            properties: Self.fastGroup.merging(extra) { $1 }, logger: logger)
+            properties: KafkaTestSettings.fastGroup.merging(extra) { $1 }, logger: logger)
     }
 
     /// Polls until `done(collected)` or `timeout`; returns everything received.

@@ -1,5 +1,6 @@
 import Foundation
 import PushKafka
+import PushTestSupport
 import XCTest
 
 /// `pushfleet skip` against the mock cluster: the binary dead-letters one message
@@ -95,32 +96,18 @@ final class SkipCommandTests: KafkaClusterTestCase, @unchecked Sendable {
     struct Run { var status: Int32; var output: String }
 
     private func runSkip(_ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try pushfleetBinary())
-        process.arguments = ["skip", "--bootstrap-servers", cluster.bootstrapServers, "--topic", intake, "--log-level", "warning"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHFLEET_") }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        let run = try TestEnvironment.runToEnd(
+            try pushfleetBinary(),
+            ["skip", "--bootstrap-servers", cluster.bootstrapServers, "--topic", intake, "--log-level", "warning"] + arguments,
+            environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHFLEET_") })
+        return Run(status: run.status, output: run.output)
     }
 
     private func pushfleetBinary() throws -> String {
-        if let explicit = ProcessInfo.processInfo.environment["PUSHFLEET_BIN"] { return explicit }
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = dir.appendingPathComponent("pushfleet").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        let fallback = FileManager.default.currentDirectoryPath + "/.build/debug/pushfleet"
-        guard FileManager.default.isExecutableFile(atPath: fallback) else {
+        guard let binary = TestEnvironment.builtPushfleet else {
             throw XCTSkip("pushfleet binary not found next to the tests; swift build first or set PUSHFLEET_BIN")
         }
-        return fallback
+        return binary
     }
 
     /// Reads the dead-letter topic until `count` letters came or `timeout`

@@ -1,5 +1,6 @@
 import Foundation
 import PushPostgres
+import PushTestSupport
 import XCTest
 
 final class PostgresMigratorTests: XCTestCase {
@@ -137,9 +138,7 @@ final class PostgresMigratorTests: XCTestCase {
 
     /// The repository's own migrations apply cleanly, and only once.
     func testRepositoryMigrationsApply() async throws {
-        let repository = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let directory = repository.appendingPathComponent("schemas/postgres").path
+        let directory = TestEnvironment.migrationsDirectory
         let files = try PostgresMigrator.files(in: directory)
         guard !files.isEmpty else { throw XCTSkip("no migrations in \(directory) yet") }
         let connection = try await TestDatabase.connect()

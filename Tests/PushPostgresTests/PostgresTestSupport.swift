@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushPostgres
+import PushTestSupport
 import XCTest
 
 /// The server these tests run against, started by `scripts/with-postgres.sh`.
@@ -14,18 +15,12 @@ enum TestDatabase {
     }
 
     static func url() throws -> String {
-        let environment = ProcessInfo.processInfo.environment
-        if let url = environment["PUSHFLEET_TEST_DATABASE_URL"], !url.isEmpty { return url }
-        if let url = environment["PUSHFLEET_DATABASE_URL"], !url.isEmpty { return url }
+        if let url = TestEnvironment.postgresURL { return url }
         XCTFail(NotConfigured().description)
         throw NotConfigured()
     }
 
-    static let logger: Logger = {
-        var logger = Logger(label: "pushfleet.postgres.tests")
-        logger.logLevel = ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG"] == nil ? .warning : .debug
-        return logger
-    }()
+    static let logger = TestEnvironment.logger("pushfleet.postgres.tests")
 
     static func connect() async throws -> PostgresConnection {
         try await PostgresConnection.connect(url: try url(), logger: logger)

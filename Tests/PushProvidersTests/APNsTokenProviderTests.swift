@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import PushSimulator
 import Testing
 @testable import PushProviders
@@ -95,9 +96,9 @@ struct APNsTokenProviderTests {
     func encodings() throws {
         for length in 0..<40 {
             let bytes = (0..<length).map { UInt8(($0 * 37 + 11) % 256) }
-            let text = JWT.base64URL(bytes)
+            let text = Base64URL.encode(bytes)
             #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"))
-            #expect(JWT.decodeBase64URL(text) == bytes)
+            #expect(Base64URL.decode(text) == bytes)
         }
         var raw = [UInt8](repeating: 0, count: 64)
         raw[5] = 1  // leading zero bytes in r must survive

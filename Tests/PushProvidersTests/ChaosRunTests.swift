@@ -3,6 +3,7 @@ import PushCore
 import PushHTTP
 import PushProviders
 import PushSimulator
+import PushTestSupport
 import Testing
 
 @Suite("Done-when run: GOAWAY every 1,000 streams and random resets", .serialized)

@@ -3,6 +3,7 @@ import PushCore
 import PushHTTP
 import PushProviders
 import PushSimulator
+import PushTestSupport
 import Testing
 
 @Suite("FCM OAuth resilience against the simulator", .serialized)

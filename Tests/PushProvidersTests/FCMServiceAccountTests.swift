@@ -1,6 +1,7 @@
 import Foundation
 import PushHTTP
 import PushSimulator
+import PushTestSupport
 import Testing
 @testable import PushProviders
 

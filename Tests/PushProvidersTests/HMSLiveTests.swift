@@ -3,6 +3,7 @@ import PushCore
 import PushHTTP
 import PushProviders
 import PushSimulator
+import PushTestSupport
 import Testing
 
 /// `HMSClient` against the simulator's Push Kit and token endpoints, over real TLS and HTTP/2.

@@ -3,13 +3,12 @@ import PushCore
 import PushHTTP
 import PushProviders
 import PushSimulator
+import PushTestSupport
 import Testing
 
 @Suite("MDM push end to end", .serialized)
 struct MDMLiveTests {
-    static let examplePath = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("schemas/examples/valid/mdm.json")
+    static let examplePath = TestEnvironment.schemasDirectory.appendingPathComponent("examples/valid/mdm.json")
 
     @Test("schemas/examples/valid/mdm.json, translated by APNsTranslator, is accepted over TLS + HTTP/2")
     func mdmExampleIsAccepted() async throws {

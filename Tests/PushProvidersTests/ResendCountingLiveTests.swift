@@ -3,6 +3,7 @@ import PushCore
 import PushHTTP
 import PushProviders
 import PushSimulator
+import PushTestSupport
 import Testing
 
 /// Re-sends after GOAWAY or a reset, whoever made them (the provider client

@@ -3,6 +3,7 @@ import PushCore
 import PushHTTP
 import PushProviders
 import PushSimulator
+import PushTestSupport
 import Testing
 
 /// Per-connection stream use and re-send counting against the real simulator

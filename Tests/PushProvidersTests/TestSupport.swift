@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+import PushCore
 @testable import PushProviders
 
 /// A clock tests move by hand.
@@ -35,8 +35,8 @@ struct DecodedJWT {
     init?(_ token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
-            let headerBytes = JWT.decodeBase64URL(parts[0]), let claimBytes = JWT.decodeBase64URL(parts[1]),
-            let signature = JWT.decodeBase64URL(parts[2]),
+            let headerBytes = Base64URL.decode(parts[0]), let claimBytes = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2]),
             let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any],
             let claims = try? JSONSerialization.jsonObject(with: Data(claimBytes)) as? [String: Any]
         else { return nil }
@@ -59,12 +59,4 @@ struct DecodedJWT {
         let key = try EVPKey(pem: publicKeyPEM, kind: .publicKey)
         return key.verifySHA256(signature: signature, message: Array(signingInput.utf8))
     }
-}
-
-extension Logger {
-    static let test: Logger = {
-        var logger = Logger(label: "PushProvidersTests")
-        logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG"] == nil ? .warning : .trace
-        return logger
-    }()
 }

@@ -18,7 +18,7 @@ struct VAPIDSignerTests {
     static let start = Date(timeIntervalSince1970: 1_750_000_000.4)
 
     static func decodeJSON(_ part: Substring) throws -> [String: Any] {
-        let bytes = try #require(WebPushBase64URL.decode(part))
+        let bytes = try #require(Base64URL.decode(part))
         return try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
     }
 
@@ -50,7 +50,7 @@ struct VAPIDSignerTests {
         #expect(claims["aud"] as? String == "https://push.example.net:8443")
         #expect(claims["sub"] as? String == "mailto:ops@example.com")
         #expect(claims["exp"] as? Int == 1_750_000_000 + 12 * 3600)
-        let signature = try #require(WebPushBase64URL.decode(jwt[2]))
+        let signature = try #require(Base64URL.decode(jwt[2]))
         #expect(signature.count == 64)
         let der = try ECDSASignature.derFromRaw(signature)
         let input = Array("\(jwt[0]).\(jwt[1])".utf8)

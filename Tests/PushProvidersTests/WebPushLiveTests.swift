@@ -3,6 +3,7 @@ import PushCore
 import PushHTTP
 import PushProviders
 import PushSimulator
+import PushTestSupport
 import Testing
 
 /// A Web Push request built by `WebPushRequestBuilder`, sent by `HTTP2Client`

@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import PushSimulator
 import Testing
 
@@ -17,8 +18,8 @@ struct WebPushRequestBuilderTests {
         let userAgent = try WebPushECDHKey.generate()
         let auth = WebPushPrimitives.randomBytes(16)
         let subscription = try WebPushSubscription(
-            endpoint: endpoint, p256dh: WebPushBase64URL.encode(userAgent.publicKey),
-            auth: WebPushBase64URL.encode(auth))
+            endpoint: endpoint, p256dh: Base64URL.encode(userAgent.publicKey),
+            auth: Base64URL.encode(auth))
         return (subscription, try WebPushDecryptor(privateKey: userAgent, authSecret: auth))
     }
 

@@ -3,6 +3,7 @@ import PushCore
 import PushHTTP
 import PushProviders
 import PushSimulator
+import PushTestSupport
 import Testing
 
 /// Web Push endpoints come from producers' messages and may name any subdomain

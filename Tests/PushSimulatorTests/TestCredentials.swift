@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PushCore
 import XCTest
 import _CryptoExtras
 
@@ -74,13 +75,8 @@ struct TestCredentials: Sendable {
 
     // MARK: JWTs
 
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
     static func segment(_ object: [String: Any]) throws -> String {
-        base64URL(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
+        Base64URL.encode(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
     }
 
     /// An APNs provider token signed with `key` (default: the configured key).
@@ -92,7 +88,7 @@ struct TestCredentials: Sendable {
             try Self.segment(["alg": alg, "kid": keyID])
             + "." + Self.segment(["iss": teamID, "iat": Int(issuedAt.timeIntervalSince1970)])
         let signature = try (key ?? apnsKey).signature(for: Data(input.utf8))
-        return input + "." + Self.base64URL(signature.rawRepresentation)
+        return input + "." + Base64URL.encode(signature.rawRepresentation)
     }
 
     /// A JWT bearer assertion for the token endpoint.
@@ -107,7 +103,7 @@ struct TestCredentials: Sendable {
             + "."
             + Self.segment(["iss": issuer, "scope": scope, "aud": audience, "iat": iat, "exp": iat + Int(lifetime)])
         let signature = try (key ?? accountKey).signature(for: Data(input.utf8), padding: .insecurePKCS1v1_5)
-        return input + "." + Self.base64URL(signature.rawRepresentation)
+        return input + "." + Base64URL.encode(signature.rawRepresentation)
     }
 
     static func tokenRequestBody(assertion: String) -> [UInt8] {

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushKafka
 import PushSimulator
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -9,7 +10,7 @@ import XCTest
 /// (`undecodable: undecodable: $: …`). The header says the kind once, then the path.
 final class DeadLetterReasonTests: XCTestCase {
     func testTheKindIsNamedOnceInTheDeadLetterReason() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
         let processor = try RecipientResolutionTests.processor(pool)
         let outcome = try await processor.outcome(of: [
@@ -35,7 +36,7 @@ final class DeadLetterReasonTests: XCTestCase {
     /// up the reasons, each once with its count.
     func testExhaustedRecipientsEachKeepTheirOwnReason() async throws {
         let stack = try await DeliverySemanticsTests.stack()
-        let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let (processor, _) = try stack.processor(store: store)
         try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil))])
         var last = RetryHeaders()

@@ -4,6 +4,7 @@ import PushCore
 import PushKafka
 import PushPostgres
 import PushSimulator
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -15,11 +16,11 @@ import XCTest
 final class DeadLetterReplayTests: XCTestCase {
     func testAReplayReSendsAndALaterRunWithAnotherFilterFindsWhatTheFirstSkipped() async throws {
         let stack = try await DeliverySemanticsTests.stack()
-        let cluster = try KafkaMockCluster(brokers: 1, logger: AnalyticsDatabase.logger)
+        let cluster = try KafkaMockCluster(brokers: 1, logger: MigratedDatabase.logger)
         try cluster.createTopic("push.dlq", partitions: 2)
         try cluster.createTopic("push.notifications", partitions: 1)
-        let producer = try KafkaProducer(bootstrapServers: cluster.bootstrapServers, logger: AnalyticsDatabase.logger)
-        let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+        let producer = try KafkaProducer(bootstrapServers: cluster.bootstrapServers, logger: MigratedDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let (processor, router) = try stack.processor(store: store)
 
         // Two notifications on their last attempt while APNs answers 503: retries exhausted.
@@ -39,8 +40,8 @@ final class DeadLetterReplayTests: XCTestCase {
         try stack.simulator.setScenarios([])
         let requestsBefore = stack.apnsRequests
 
-        let reader = try KafkaPartitionReader(bootstrapServers: cluster.bootstrapServers, groupID: "replay-test", logger: AnalyticsDatabase.logger)
-        let replay = DeadLetterReplay(reader: reader, producer: producer, connection: stack.db.connection, logger: AnalyticsDatabase.logger)
+        let reader = try KafkaPartitionReader(bootstrapServers: cluster.bootstrapServers, groupID: "replay-test", logger: MigratedDatabase.logger)
+        let replay = DeadLetterReplay(reader: reader, producer: producer, connection: stack.db.connection, logger: MigratedDatabase.logger)
         func sendIntake(_ expected: Int) async throws {
             let intake = try await reader.scan(topic: "push.notifications")
             XCTAssertEqual(intake.count, expected)
@@ -98,10 +99,10 @@ final class DeadLetterReplayTests: XCTestCase {
     /// partition, and stops when asked; a replay run counts past what its
     /// report lists and tells its caller of each entry as it goes.
     func testAFloodOfDeadLettersIsReadInChunks() async throws {
-        let db = try await AnalyticsDatabase.make()
-        let cluster = try KafkaMockCluster(brokers: 1, logger: AnalyticsDatabase.logger)
+        let db = try await MigratedDatabase.make()
+        let cluster = try KafkaMockCluster(brokers: 1, logger: MigratedDatabase.logger)
         try cluster.createTopic("push.dlq", partitions: 3)
-        let producer = try KafkaProducer(bootstrapServers: cluster.bootstrapServers, logger: AnalyticsDatabase.logger)
+        let producer = try KafkaProducer(bootstrapServers: cluster.bootstrapServers, logger: MigratedDatabase.logger)
         let total = 1_250
         try await withThrowingTaskGroup(of: Void.self) { group in
             for n in 0..<total {
@@ -113,7 +114,7 @@ final class DeadLetterReplayTests: XCTestCase {
             }
             try await group.waitForAll()
         }
-        let reader = try KafkaPartitionReader(bootstrapServers: cluster.bootstrapServers, groupID: "flood-test", logger: AnalyticsDatabase.logger)
+        let reader = try KafkaPartitionReader(bootstrapServers: cluster.bootstrapServers, groupID: "flood-test", logger: MigratedDatabase.logger)
         var sizes: [Int] = []
         var seen: [Int32: [Int64]] = [:]
         try await reader.scan(topic: "push.dlq", chunk: 100) { chunk in
@@ -132,7 +133,7 @@ final class DeadLetterReplayTests: XCTestCase {
         }
         XCTAssertEqual(early, 100, "stopped after the first chunk")
 
-        let replay = DeadLetterReplay(reader: reader, producer: nil, connection: db.connection, logger: AnalyticsDatabase.logger)
+        let replay = DeadLetterReplay(reader: reader, producer: nil, connection: db.connection, logger: MigratedDatabase.logger)
         var heard = 0
         let report = try await replay.run(topics: TopicNames(), filter: .init(reasonContains: "not JSON", limit: 1_100), dryRun: true) { entry in
             heard += 1

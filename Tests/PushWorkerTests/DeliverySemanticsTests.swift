@@ -4,6 +4,7 @@ import PushCore
 import PushKafka
 import PushPostgres
 import PushSimulator
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -26,18 +27,18 @@ final class DeliverySemanticsTests: XCTestCase {
     struct Stack {
         let simulator: PushSimulator
         let configuration: WorkerConfiguration
-        let db: AnalyticsDatabase
+        let db: MigratedDatabase
         let pool: PostgresPool
         let dir: String
 
         func processor(store: WorkerStores, counters: Locked<WorkerCounters> = Locked(WorkerCounters()),
                        configuration: WorkerConfiguration? = nil) throws -> (BatchPipeline, ProviderRouter) {
             let configuration = configuration ?? self.configuration
-            let router = try ProviderRouter(configuration: configuration, logger: AnalyticsDatabase.logger)
+            let router = try ProviderRouter(configuration: configuration, logger: MigratedDatabase.logger)
             let processor = BatchPipeline(
                 stores: store, router: router, producer: nil, permits: nil, topics: TopicNames(prefix: "push", tiers: RetryTier.defaults),
                 retryPolicy: configuration.retry.policy, maxConcurrentSends: 16, counters: counters,
-                observer: NoWorkerObserver(), logger: AnalyticsDatabase.logger, registry: configuration.registry)
+                observer: NoWorkerObserver(), logger: MigratedDatabase.logger, registry: configuration.registry)
             return (processor, router)
         }
 
@@ -61,7 +62,7 @@ final class DeliverySemanticsTests: XCTestCase {
                 fcmAccounts: [SimulatorFCMAccount(clientEmail: email, privateKeyID: made.privateKeyID, projectID: project,
                                                   publicKeyPEM: made.publicKeyPEM)],
                 deadTokens: deadTokens),
-            logger: AnalyticsDatabase.logger)
+            logger: MigratedDatabase.logger)
         try await simulator.start()
         let dir = NSTemporaryDirectory() + "pushfleet-semantics-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -77,7 +78,7 @@ final class DeliverySemanticsTests: XCTestCase {
             apns: .init(topic: app, teamID: teamID, keyID: keyID, keyPath: dir + "/AuthKey.p8",
                         baseURL: "https://127.0.0.1:\(simulator.port)"),
             fcm: fcm)
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         return Stack(simulator: simulator, configuration: configuration, db: db, pool: db.pool(), dir: dir)
     }
 
@@ -98,7 +99,7 @@ final class DeliverySemanticsTests: XCTestCase {
     func testATokenTheRegistryHasAsInvalidIsNotSentAgain() async throws {
         let dead = (1...20).map(Self.token)
         let stack = try await Self.stack(deadTokens: Dictionary(uniqueKeysWithValues: dead.map { ($0, Date().addingTimeInterval(-3_600)) }))
-        let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let (processor, router) = try stack.processor(store: store)
         // First notification: APNs answers 410 for each, the worker invalidates them.
         let first = try await processor.outcome(of: [Self.message(tokens: dead)])
@@ -141,7 +142,7 @@ final class DeliverySemanticsTests: XCTestCase {
 
     func testTheRegistryIsAskedOncePerBatchAndCached() async throws {
         let stack = try await Self.stack()
-        let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger, registryCacheTTL: .seconds(60))
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger, registryCacheTTL: .seconds(60))
         let tokens = (1...5).map(Self.token)
         var asked: [AppToken: TokenRegistryState] = [:]
         asked = try await store.registry.tokenStates(Set(tokens.map { .init(app: Self.app, platform: .ios, token: $0) }))
@@ -160,7 +161,7 @@ final class DeliverySemanticsTests: XCTestCase {
 
     func testAReusedIDWithALaterOrEarlierCreatedAtIsNotSentAgain() async throws {
         let stack = try await Self.stack()
-        let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let (processor, router) = try stack.processor(store: store)
         let base = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 600).rounded(.down))
         for (label, shift) in [("later", 120.0), ("earlier", -120.0)] {
@@ -204,7 +205,7 @@ final class DeliverySemanticsTests: XCTestCase {
     /// stays suppressed.
     func testAnIntakeRepeatOfADeliveryWaitingOnARetryTierIsNotSent() async throws {
         let stack = try await Self.stack()
-        let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let (processor, router) = try stack.processor(store: store)
         try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil), count: 1)])
         let id = UUID()
@@ -270,7 +271,7 @@ final class DeliverySemanticsTests: XCTestCase {
     func testAFailingTokenEndpointSpendsNoAttemptAndWritesNoAttemptRow() async throws {
         let stack = try await Self.stack()
         try stack.simulator.setScenarios([SimulatorScenario(provider: "oauth", fault: .httpError(status: 503, retryAfterSeconds: nil))])
-        let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let counters = Locked(WorkerCounters())
         let (processor, router) = try stack.processor(store: store, counters: counters)
         // On its third attempt already (a retry tier message): a credential failure must not move it on.
@@ -302,7 +303,7 @@ final class DeliverySemanticsTests: XCTestCase {
 
     func testAttemptsRecordTheConfiguredWorkerID() async throws {
         let stack = try await Self.stack()
-        let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger, workerID: "replica-7")
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger, workerID: "replica-7")
         let (processor, router) = try stack.processor(store: store)
         try await store.writer.write(try await processor.outcome(of: [Self.message(tokens: [Self.token(50)])]))
         let rows = try await stack.db.connection.query("SELECT DISTINCT worker FROM delivery_attempts")

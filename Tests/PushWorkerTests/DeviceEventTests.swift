@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -7,8 +8,7 @@ import XCTest
 /// says), every invalid one is rejected with the offending field named.
 final class DeviceEventTests: XCTestCase {
     static var examples: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../schemas/examples/devices").standardized.path
+        TestEnvironment.schemasDirectory.appendingPathComponent("examples/devices").path
     }
 
     private func files(_ kind: String) throws -> [(String, [UInt8])] {

@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushPostgres
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -16,7 +17,7 @@ final class DeviceRegistryTests: XCTestCase {
                     at: t0.addingTimeInterval(seconds))
     }
 
-    private func state(_ db: AnalyticsDatabase, _ token: String) async throws
+    private func state(_ db: MigratedDatabase, _ token: String) async throws
         -> (registered: Date?, first: Date?, invalidated: Date?, reason: String?, user: String?, providerSince: Date?)
     {
         let rows = try await db.connection.query(
@@ -37,9 +38,9 @@ final class DeviceRegistryTests: XCTestCase {
     }
 
     func testRegisteredAtIsTheLatestRegistrationAndFirstIsKeptInAnyOrder() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         try await store.writer.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 100, user: "new")]))
         // An older registration arrives later (replay, reordering): it moves nothing forward.
         try await store.writer.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 10, user: "old")]))
@@ -52,9 +53,9 @@ final class DeviceRegistryTests: XCTestCase {
     }
 
     func testAPNs410OlderThanTheLatestRegistrationDoesNotInvalidate() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         try await store.writer.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 0), event("tok", .register, at: 200)]))
         // APNs says the token died at t0+100: the app registered it again at t0+200.
         try await store.writer.write(BatchOutcome(invalidations: [dead("tok", since: 100)]))
@@ -70,9 +71,9 @@ final class DeviceRegistryTests: XCTestCase {
     }
 
     func testReRegistrationAfterInvalidationRevalidatesAndUnregisterInvalidates() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         try await store.writer.write(BatchOutcome(deviceUpdates: [event("tok", .register, at: 0)]))
         try await store.writer.write(BatchOutcome(invalidations: [dead("tok", since: 50, learned: 500)]))
         // A registration OLDER than the provider's time leaves it invalid …
@@ -104,9 +105,9 @@ final class DeviceRegistryTests: XCTestCase {
     /// Issue 16 item 2: an APNs 410 whose timestamp is weeks old is still an
     /// invalidation learnt today, and `tokens_invalidated_daily` shows it today.
     func testAnOld410TimestampCountsOnTheDayItWasLearnt() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let now = Date()
         let oldSince = now.addingTimeInterval(-40 * 86_400)
         try await store.writer.write(BatchOutcome(invalidations: (0..<3).map {

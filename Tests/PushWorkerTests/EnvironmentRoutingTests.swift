@@ -4,6 +4,7 @@ import PushCore
 import PushKafka
 import PushPostgres
 import PushSimulator
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -31,7 +32,7 @@ final class EnvironmentRoutingTests: XCTestCase {
                 configuration: SimulatorConfiguration(
                     apnsKeys: [SimulatorAPNsKey(keyID: Self.keyID, teamID: Self.teamID, publicKeyPEM: key.publicKeyPEM)],
                     apnsEnvironment: environment, tokenEnvironments: environments),
-                logger: AnalyticsDatabase.logger)
+                logger: MigratedDatabase.logger)
             try await simulator.start()
             return simulator
         }
@@ -50,11 +51,11 @@ final class EnvironmentRoutingTests: XCTestCase {
                                             baseURL: "https://127.0.0.1:\(production.port)")
         apns.sandboxBaseURL = "https://127.0.0.1:\(sandbox.port)"
         configuration.apps[Self.app] = .init(apns: apns, fcm: nil)
-        let router = try ProviderRouter(configuration: configuration, logger: AnalyticsDatabase.logger)
+        let router = try ProviderRouter(configuration: configuration, logger: MigratedDatabase.logger)
 
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let registered = Date().addingTimeInterval(-60)
         func register(_ token: String, _ environment: String, user: String?) -> DeviceEvent {
             DeviceEvent(app: Self.app, platform: .ios, token: token, userID: user, environment: environment,
@@ -71,7 +72,7 @@ final class EnvironmentRoutingTests: XCTestCase {
         let processor = BatchPipeline(
             stores: store, router: router, producer: nil, permits: nil, topics: TopicNames(prefix: "push", tiers: RetryTier.defaults),
             retryPolicy: configuration.retry.policy, maxConcurrentSends: 8,
-            counters: Locked(WorkerCounters()), observer: NoWorkerObserver(), logger: AnalyticsDatabase.logger)
+            counters: Locked(WorkerCounters()), observer: NoWorkerObserver(), logger: MigratedDatabase.logger)
         let id = UUID()
         let recipients = [sandboxToken, productionToken, unknownToken].map { #"{"token": "\#($0)", "platform": "ios"}"# }
             + [#"{"user_id": "sam"}"#]

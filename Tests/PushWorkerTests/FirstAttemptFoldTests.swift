@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushPostgres
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -62,10 +63,10 @@ final class FirstAttemptFoldTests: XCTestCase {
     }
 
     func testTheViewShowsFoldedAndLoggedAttemptsAlikeAndTheUpsertFallbackLogsEverything() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
         defer { Task { await pool.close() } }
-        let store = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger, workerID: "fold-worker-1")
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger, workerID: "fold-worker-1")
         let accepted = Self.key(1), dead = Self.key(2), retrying = Self.key(3), web = Self.key(4)
         var batch = BatchOutcome(
             deliveries: [

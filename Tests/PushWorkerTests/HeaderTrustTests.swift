@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushKafka
 import PushPostgres
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -21,7 +22,7 @@ final class HeaderTrustTests: XCTestCase {
 
     func testRetryHeadersAreIgnoredOnProducerTopicsAndCounted() throws {
         let processor = try RecipientResolutionTests.processor(PostgresPool(url: "postgresql://127.0.0.1:1/none", size: 1,
-                                                                            logger: AnalyticsDatabase.logger))
+                                                                            logger: MigratedDatabase.logger))
         for topic in ["push.notifications", "push.devices"] {
             var headers = processor.decoder.trustedHeaders(of: message(topic: topic))
             XCTAssertEqual(headers.attempt, 1, topic)
@@ -48,7 +49,7 @@ final class HeaderTrustTests: XCTestCase {
     /// write a number of at least 1, so such a message came from elsewhere.
     func testUnreadableRetryAttemptsAreCountedAndReadAsTheFirst() throws {
         let processor = try RecipientResolutionTests.processor(PostgresPool(url: "postgresql://127.0.0.1:1/none", size: 1,
-                                                                            logger: AnalyticsDatabase.logger))
+                                                                            logger: MigratedDatabase.logger))
         func retry(_ attempt: [UInt8]?, topic: String = "push.retry.10m") -> KafkaMessage {
             KafkaMessage(topic: topic, partition: 2, offset: 7, key: nil, value: Array("{}".utf8),
                          headers: attempt.map { [(RetryHeaders.attemptKey, $0)] } ?? [("traceparent", Array("00-abc".utf8))])

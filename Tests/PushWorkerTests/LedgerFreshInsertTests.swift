@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushPostgres
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -24,10 +25,10 @@ final class LedgerFreshInsertTests: XCTestCase {
     }
 
     func testRowsThatAppearedSinceTheLookupAreUpsertedNotDuplicatedOrOverwritten() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
         defer { Task { await pool.close() } }
-        let store = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let id = UUID(), other = UUID()
         let createdAt = Date()
         let key = DeliveryKey(notificationID: id, token: String(repeating: "ab", count: 32), createdAt: createdAt)

@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushPostgres
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -8,9 +9,9 @@ import XCTest
 /// the worker's own writes (`OutcomeWriter.write`), with exact numbers.
 final class OperatorViewsTests: XCTestCase {
     func testRetriesTiersAndDeadLettersAreAnswerableInSQL() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger, workerID: "w-views")
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger, workerID: "w-views")
         let t = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 7_200).rounded(.down))
         func key(_ token: String) -> DeliveryKey { DeliveryKey(notificationID: UUID(), token: token, createdAt: t) }
         let once = key("once"), thrice = key("thrice"), dead = key("dead")
@@ -63,9 +64,9 @@ final class OperatorViewsTests: XCTestCase {
     /// A refused message's app is the producer's text, read before it was
     /// checked: its rejection row keeps 255 characters of it, not 200 KB.
     func testARejectionKeepsAnAppOfAtMostItsLimit() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger, workerID: "w-app")
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger, workerID: "w-app")
         let long = String(repeating: "é", count: 100_000)
         guard case .failure(let error) = PushNotification.decode(Array(#"{"schema_version":1,"app":"\#(long)"}"#.utf8)) else {
             return XCTFail("decoded")

@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushKafka
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -119,7 +120,7 @@ final class ParkingTests: XCTestCase {
     }
 
     func testDueTimesTrustAParkedHeaderOnlyUpToTheLongestPark() throws {
-        let router = try ProviderRouter(configuration: WorkerConfiguration(), logger: AnalyticsDatabase.logger)
+        let router = try ProviderRouter(configuration: WorkerConfiguration(), logger: MigratedDatabase.logger)
         defer { router.shutdown() }
         let dues = DueTimes(topics: topics, router: router)
         let now = Date()

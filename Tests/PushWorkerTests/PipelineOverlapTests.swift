@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushKafka
 import PushPostgres
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -94,9 +95,9 @@ final class PipelineOverlapTests: XCTestCase {
     }
 
     func testTheOneStatementWriteStoresDeliveriesAndAttemptsAndKeepsAFinalStatus() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let now = Date()
         let key = DeliveryKey(notificationID: UUID(), token: "tok-overlap", createdAt: now)
         func outcome(_ status: DeliveryStatus, reason: String?) -> BatchOutcome {
@@ -139,9 +140,9 @@ final class PipelineOverlapTests: XCTestCase {
     /// has seen; the ids lookup must therefore know every id a written batch
     /// carried, under the created_at it is filed under, and no other.
     func testTheIDsLookupKnowsEveryWrittenIDAndNoOther() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let store = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let now = Date(timeIntervalSince1970: (Date().timeIntervalSince1970).rounded())
         let written = UUID(), fresh = UUID()
         let key = DeliveryKey(notificationID: written, token: "tok-ids", createdAt: now)

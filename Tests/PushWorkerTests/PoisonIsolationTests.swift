@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushKafka
 import PushPostgres
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -132,8 +133,8 @@ final class PoisonIsolationTests: XCTestCase {
     /// Before: one row PostgreSQL cannot take failed the whole write, and the
     /// worker stopped with its offsets unstored (every replica after it too).
     func testWriteIsolatesTheRowPostgresRefuses() async throws {
-        let db = try await AnalyticsDatabase.make()
-        let logger = AnalyticsDatabase.logger
+        let db = try await MigratedDatabase.make()
+        let logger = MigratedDatabase.logger
         let pool = db.pool()
         defer { Task { await pool.close() } }
         let store = WorkerStores(pool: pool, logger: logger)
@@ -179,7 +180,7 @@ final class PoisonIsolationTests: XCTestCase {
     /// Before: a dead letter over the producer's `message.max.bytes` threw
     /// MSG_SIZE_TOO_LARGE out of the batch and stopped the worker.
     func testOversizeDeadLetterIsProducedTruncated() async throws {
-        let logger = AnalyticsDatabase.logger
+        let logger = MigratedDatabase.logger
         let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
         try cluster.createTopic("pi.dlq", partitions: 1)
         let producer = try KafkaProducer(bootstrapServers: cluster.bootstrapServers, logger: logger)
@@ -192,7 +193,7 @@ final class PoisonIsolationTests: XCTestCase {
         XCTAssertEqual(produced.sent.map(\.value.count).sorted(), [10, DeadLetterFit.truncatedBodyBytes])
 
         let reader = try KafkaConsumer(bootstrapServers: cluster.bootstrapServers, groupID: "pi-reader", topics: ["pi.dlq"],
-                                       properties: ReceiptConsumerTests.fastGroup, logger: logger)
+                                       properties: KafkaTestSettings.fastGroup, logger: logger)
         var dead: [KafkaMessage] = []
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline, dead.count < 2 {

@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushThreads
 import XCTest
 
 @testable import PushWorker

@@ -2,20 +2,16 @@ import Foundation
 import PushCore
 import PushKafka
 import PushPostgres
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
 /// The receipt consumer against a real librdkafka mock cluster and PostgreSQL:
 /// valid receipts land in the ledger, malformed ones go to the DLQ with a reason.
 final class ReceiptConsumerTests: XCTestCase {
-    static let fastGroup: [String: String] = [
-        "session.timeout.ms": "3000", "heartbeat.interval.ms": "300", "fetch.wait.max.ms": "50",
-        "topic.metadata.refresh.interval.ms": "2000",
-    ]
-
     func testConsumesAppliesAndDeadLetters() async throws {
-        let db = try await AnalyticsDatabase.make()
-        let logger = AnalyticsDatabase.logger
+        let db = try await MigratedDatabase.make()
+        let logger = MigratedDatabase.logger
         let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
         try cluster.createTopic("rt.receipts", partitions: 2)
         try cluster.createTopic("rt.dlq", partitions: 1)
@@ -41,7 +37,7 @@ final class ReceiptConsumerTests: XCTestCase {
 
         var configuration = ReceiptConsumerService.Configuration(
             bootstrapServers: cluster.bootstrapServers, groupID: "rt-group.receipts", topicPrefix: "rt",
-            kafkaProperties: Self.fastGroup, databaseURL: db.url)
+            kafkaProperties: KafkaTestSettings.fastGroup, databaseURL: db.url)
         configuration.batchSize = 100
         let service = ReceiptConsumerService(configuration: configuration, logger: logger)
         let task = Task { try await service.run() }
@@ -58,7 +54,7 @@ final class ReceiptConsumerTests: XCTestCase {
 
         // The DLQ holds both malformed messages, each with its reason and origin.
         let reader = try KafkaConsumer(bootstrapServers: cluster.bootstrapServers, groupID: "rt-dlq-reader", topics: ["rt.dlq"],
-                                       properties: Self.fastGroup, logger: logger)
+                                       properties: KafkaTestSettings.fastGroup, logger: logger)
         var dead: [KafkaMessage] = []
         let readDeadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < readDeadline, dead.count < 2 {

@@ -1,12 +1,13 @@
 import Foundation
 import PushCore
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
 /// Receipts decode per schemas/receipt.schema.json; its examples are the fixtures.
 final class ReceiptDecodeTests: XCTestCase {
     private func examples(_ kind: String) throws -> [(String, [UInt8])] {
-        let dir = AnalyticsDatabase.repositoryRoot.appendingPathComponent("schemas/examples/receipts/\(kind)")
+        let dir = TestEnvironment.repositoryRoot.appendingPathComponent("schemas/examples/receipts/\(kind)")
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".json") }.sorted()
         return try names.map { ($0, Array(try Data(contentsOf: dir.appendingPathComponent($0)))) }
     }

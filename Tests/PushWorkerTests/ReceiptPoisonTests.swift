@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushKafka
 import PushPostgres
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -11,8 +12,8 @@ import XCTest
 /// the rest apply.
 final class ReceiptPoisonTests: XCTestCase {
     func testAPoisonReceiptIsRejectedAndTheRestApply() async throws {
-        let db = try await AnalyticsDatabase.make()
-        let logger = AnalyticsDatabase.logger
+        let db = try await MigratedDatabase.make()
+        let logger = MigratedDatabase.logger
         let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
         try cluster.createTopic("rp.receipts", partitions: 1)
         try cluster.createTopic("rp.dlq", partitions: 1)
@@ -39,7 +40,7 @@ final class ReceiptPoisonTests: XCTestCase {
 
         var configuration = ReceiptConsumerService.Configuration(
             bootstrapServers: cluster.bootstrapServers, groupID: "rp-group.receipts", topicPrefix: "rp",
-            kafkaProperties: ReceiptConsumerTests.fastGroup, databaseURL: db.url)
+            kafkaProperties: KafkaTestSettings.fastGroup, databaseURL: db.url)
         configuration.batchSize = 100
         let service = ReceiptConsumerService(configuration: configuration, logger: logger)
         let task = Task { try await service.run() }
@@ -57,7 +58,7 @@ final class ReceiptPoisonTests: XCTestCase {
         XCTAssertFalse((rejection["kind"] ?? "").isEmpty)
 
         let reader = try KafkaConsumer(bootstrapServers: cluster.bootstrapServers, groupID: "rp-dlq-reader", topics: ["rp.dlq"],
-                                       properties: ReceiptConsumerTests.fastGroup, logger: logger)
+                                       properties: KafkaTestSettings.fastGroup, logger: logger)
         var dead: [KafkaMessage] = []
         let readDeadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < readDeadline, dead.isEmpty {

@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushPostgres
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -21,7 +22,7 @@ final class ReceiptStoreTests: XCTestCase {
                 kind: kind, at: created.addingTimeInterval(seconds))
     }
 
-    private func state(_ db: AnalyticsDatabase, _ key: DeliveryKey) async throws -> (status: String, delivered: Date?, opened: Date?) {
+    private func state(_ db: MigratedDatabase, _ key: DeliveryKey) async throws -> (status: String, delivered: Date?, opened: Date?) {
         let rows = try await db.connection.query(
             "SELECT status, delivered_at, opened_at FROM deliveries WHERE notification_id = $1 AND token = $2",
             [.uuid(key.notificationID), .text(key.token)])
@@ -30,9 +31,9 @@ final class ReceiptStoreTests: XCTestCase {
     }
 
     func testReceiptBeforeOutcomeIsPickedUpAndStatusNeverGoesBack() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let outcomes = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let outcomes = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let receipts = ReceiptStore(pool: pool)
         let key = DeliveryKey(notificationID: UUID(), token: "tok-early", createdAt: created)
 
@@ -53,9 +54,9 @@ final class ReceiptStoreTests: XCTestCase {
     }
 
     func testReceiptsAfterAcceptanceMoveForwardIdempotently() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let outcomes = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let outcomes = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let receipts = ReceiptStore(pool: pool)
         let key = DeliveryKey(notificationID: UUID(), token: "tok-late", createdAt: created)
         try await outcomes.writer.write(BatchOutcome(deliveries: [record(key, .accepted, acceptedAt: created)]))
@@ -87,9 +88,9 @@ final class ReceiptStoreTests: XCTestCase {
     }
 
     func testReceiptOnAFailedDeliveryRecordsTheTimeOnly() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let outcomes = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let outcomes = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let key = DeliveryKey(notificationID: UUID(), token: "tok-dead", createdAt: created)
         try await outcomes.writer.write(BatchOutcome(deliveries: [record(key, .invalidToken)]))
         let applied = try await ReceiptStore(pool: pool).apply([receipt(key, .opened, after: 4)])
@@ -102,9 +103,9 @@ final class ReceiptStoreTests: XCTestCase {
     }
 
     func testManyReceiptsInOneBatch() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let outcomes = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let outcomes = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let keys = (0..<300).map { DeliveryKey(notificationID: UUID(), token: "t\($0)", createdAt: created) }
         try await outcomes.writer.write(BatchOutcome(deliveries: keys.prefix(200).map { record($0, .accepted, acceptedAt: created) }))
         let batch = keys.map { receipt($0, .delivered, after: 1) } + keys.prefix(50).map { receipt($0, .opened, after: 2) }
@@ -124,9 +125,9 @@ final class ReceiptStoreTests: XCTestCase {
     /// per-statement merge (migration 0004) gives each row exactly what the
     /// per-row trigger gave it.
     func testEarlyReceiptsMergeIntoAMixedOutcomeBatch() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let outcomes = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let outcomes = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let key = { (token: String) in DeliveryKey(notificationID: UUID(), token: token, createdAt: self.created) }
         let both = key("tok-both"), openedOnly = key("tok-opened"), retrying = key("tok-retrying")
         let failed = key("tok-failed"), none = (0..<20).map { key("tok-none-\($0)") }
@@ -165,9 +166,9 @@ final class ReceiptStoreTests: XCTestCase {
     /// token for another notification, is not one; a row with its own receipt in the
     /// same statement still gets it, on the plain-insert path new ids take as well.
     func testTheMergeMatchesNotificationAndTokenTogether() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
-        let outcomes = WorkerStores(pool: pool, logger: AnalyticsDatabase.logger)
+        let outcomes = WorkerStores(pool: pool, logger: MigratedDatabase.logger)
         let shared = UUID()
         let sameNotification = DeliveryKey(notificationID: shared, token: "tok-other", createdAt: created)
         let sameToken = DeliveryKey(notificationID: UUID(), token: "tok-mine", createdAt: created)

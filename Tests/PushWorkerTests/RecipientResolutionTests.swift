@@ -3,6 +3,7 @@ import Logging
 import PushCore
 import PushKafka
 import PushPostgres
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -27,7 +28,7 @@ final class RecipientResolutionTests: XCTestCase {
     }
 
     static func processor(_ pool: PostgresPool) throws -> BatchPipeline {
-        let logger = AnalyticsDatabase.logger
+        let logger = MigratedDatabase.logger
         let configuration = WorkerConfiguration()
         return BatchPipeline(
             stores: WorkerStores(pool: pool, logger: logger),
@@ -38,7 +39,7 @@ final class RecipientResolutionTests: XCTestCase {
     }
 
     func testUserIDsResolveToValidDevicesAndAUserWithoutOneIsRecorded() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
         defer { Task { await pool.close() } }
         let now = Date()
@@ -46,7 +47,7 @@ final class RecipientResolutionTests: XCTestCase {
             DeviceEvent(app: Self.app, platform: platform, token: token, userID: user, environment: "production",
                         action: .register, at: now.addingTimeInterval(-60))
         }
-        try await WorkerStores(pool: pool, logger: AnalyticsDatabase.logger).writer.write(BatchOutcome(deviceUpdates: [
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(BatchOutcome(deviceUpdates: [
             register("ios-token-a", .ios, "alice"), register("android-token-a", .android, "alice"),
             register("ios-token-dead", .ios, "alice"), register("ios-token-b", .ios, "bob"),
             DeviceEvent(app: Self.app, platform: .ios, token: "ios-token-dead", userID: "alice", environment: "production",
@@ -71,7 +72,7 @@ final class RecipientResolutionTests: XCTestCase {
         XCTAssertTrue(outcome.outgoing.isEmpty, "nothing dead-lettered as unsupported")
 
         // Written, the no-device outcome is a final ledger row analysts can see.
-        try await WorkerStores(pool: pool, logger: AnalyticsDatabase.logger).writer.write(outcome)
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(outcome)
         let row = try await db.row("SELECT platform, status, provider_reason, detail FROM deliveries WHERE token = 'user:carol'")
         XCTAssertEqual(row["platform"], "none")
         XCTAssertEqual(row["status"], "rejected")
@@ -80,7 +81,7 @@ final class RecipientResolutionTests: XCTestCase {
     }
 
     func testFCMTargetsAreRetriedAsTargetsNotAsDevices() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
         defer { Task { await pool.close() } }
         let processor = try Self.processor(pool)
@@ -104,7 +105,7 @@ final class RecipientResolutionTests: XCTestCase {
     /// the most recently registered; a `TooManyDevices` row says the rest were
     /// not sent to. A user with exactly 1,000 gets no such row.
     func testAUserIsSentToAtMostALimitOfDevicesAndTheRestAreRecorded() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
         defer { Task { await pool.close() } }
         let limit = UserFanOut.maxDevicesPerUser
@@ -115,7 +116,7 @@ final class RecipientResolutionTests: XCTestCase {
                             environment: "production", action: .register, at: now.addingTimeInterval(Double(i - count)))
             }
         }
-        try await WorkerStores(pool: pool, logger: AnalyticsDatabase.logger).writer.write(BatchOutcome(
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(BatchOutcome(
             deviceUpdates: register("many", limit + 3) + register("exact", limit)))
         let id = UUID()
         let outcome = try await Self.processor(pool).outcome(of: [
@@ -132,7 +133,7 @@ final class RecipientResolutionTests: XCTestCase {
         XCTAssertEqual(over.first?.providerReason, "TooManyDevices")
         XCTAssertEqual(over.first?.detail,
                        "user many has more than \(limit) valid devices in app \(Self.app); sent to the \(limit) most recently registered")
-        try await WorkerStores(pool: pool, logger: AnalyticsDatabase.logger).writer.write(outcome)
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(outcome)
     }
 
     /// A message reaches at most `UserFanOut.maxDevicesPerMessage` devices
@@ -141,7 +142,7 @@ final class RecipientResolutionTests: XCTestCase {
     /// user with none still gets `NoValidDevices`. The budget is per message:
     /// another message of the batch naming a cut user still reaches it.
     func testAMessageReachesAtMostABudgetOfDevicesThroughItsUserIDs() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
         defer { Task { await pool.close() } }
         let perUser = UserFanOut.maxDevicesPerUser, budget = UserFanOut.maxDevicesPerMessage
@@ -154,7 +155,7 @@ final class RecipientResolutionTests: XCTestCase {
                                           environment: "production", action: .register, at: now))
             }
         }
-        try await WorkerStores(pool: pool, logger: AnalyticsDatabase.logger).writer.write(BatchOutcome(deviceUpdates: events))
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(BatchOutcome(deviceUpdates: events))
         let names = (0...full).map { #"{"user_id": "u\#($0)"}"# } + [#"{"user_id": "none"}"#, #"{"user_id": "small"}"#]
         let wide = UUID(), single = UUID()
         let outcome = try await Self.processor(pool).outcome(of: [
@@ -176,10 +177,10 @@ final class RecipientResolutionTests: XCTestCase {
         let ofSingle = outcome.deliveries.filter { $0.key.notificationID == single }
         XCTAssertEqual(ofSingle.count, perUser, "the other message reaches the user the first one left out")
         XCTAssertTrue(ofSingle.allSatisfy { $0.key.token.hasPrefix("u\(full)-") })
-        try await WorkerStores(pool: pool, logger: AnalyticsDatabase.logger).writer.write(outcome)
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(outcome)
         // Devices registered between the count and the load cannot pass the
         // plan: a user counted at 5 loads 5 (the most recent), not its 1,000.
-        let loaded = try await WorkerStores(pool: pool, logger: AnalyticsDatabase.logger).registry
+        let loaded = try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).registry
             .devices(of: [AppUser(app: Self.app, userID: "u0"): 5, AppUser(app: Self.app, userID: "small"): 9])
         XCTAssertEqual(loaded[AppUser(app: Self.app, userID: "u0")]?.count, 5)
         XCTAssertEqual(loaded[AppUser(app: Self.app, userID: "small")]?.count, 1)
@@ -205,7 +206,7 @@ final class RecipientResolutionTests: XCTestCase {
     /// with permits held for exactly those; the parts together are what the
     /// whole batch gives at once.
     func testABatchIsHandledInPartsThatFitTheDeliveryBound() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
         defer { Task { await pool.close() } }
         let now = Date()
@@ -216,7 +217,7 @@ final class RecipientResolutionTests: XCTestCase {
                                           environment: "production", action: .register, at: now))
             }
         }
-        try await WorkerStores(pool: pool, logger: AnalyticsDatabase.logger).writer.write(BatchOutcome(deviceUpdates: events))
+        try await WorkerStores(pool: pool, logger: MigratedDatabase.logger).writer.write(BatchOutcome(deviceUpdates: events))
         func direct(_ prefix: String, _ n: Int) -> String {
             (0..<n).map { #"{"token": "\#(prefix)-\#($0)", "platform": "android"}"# }.joined(separator: ", ")
         }

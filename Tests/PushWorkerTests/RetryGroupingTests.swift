@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushKafka
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -30,7 +31,7 @@ final class RetryGroupingTests: XCTestCase {
     }
 
     func testEachFailedRecipientKeepsTheAttemptOfTheMessageItCameFrom() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
         defer { Task { await pool.close() } }
         let processor = try RecipientResolutionTests.processor(pool)  // retry.max_attempts 5
@@ -92,7 +93,7 @@ final class RetryGroupingTests: XCTestCase {
     /// number: attempt 1) and cannot
     /// move the attempt of another message of the same notification.
     func testAHostileAttemptHeaderStaysWithItsOwnMessage() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let pool = db.pool()
         defer { Task { await pool.close() } }
         let processor = try RecipientResolutionTests.processor(pool)  // retry.max_attempts 5

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushKafka
 import PushSimulator
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -15,7 +16,7 @@ final class RetryLimitsTests: XCTestCase {
     /// each, each decodes, and together they name every device once.
     func testAUserResolvedPastTheRecipientLimitRetriesInMessagesIntakeTakes() async throws {
         let stack = try await DeliverySemanticsTests.stack()
-        let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let tokens = (0..<1_500).map { String(format: "%064x", 0xCD00_0000 + $0) }
         try await store.writer.write(BatchOutcome(deviceUpdates: tokens.enumerated().map {
             DeviceEvent(app: DeliverySemanticsTests.app, platform: .ios, token: $0.element, userID: $0.offset < 750 ? "crowd-a" : "crowd-b",
@@ -62,7 +63,7 @@ final class RetryLimitsTests: XCTestCase {
     /// refused on a retry tier too.
     func testARetryThatAgedOutOfTheWindowExpires() async throws {
         let stack = try await DeliverySemanticsTests.stack()
-        let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         let (processor, _) = try stack.processor(store: store)
         let aged = Date().addingTimeInterval(-29 * 86_400)
         var retry = RetryHeaders()
@@ -89,7 +90,7 @@ final class RetryLimitsTests: XCTestCase {
     /// too big to produce: a retry keeps the key only up to 4,096 bytes.
     func testAHugeKeyIsNotCopiedOntoRetries() async throws {
         let stack = try await DeliverySemanticsTests.stack()
-        let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         // Every send fails, but the circuit stays closed: each delivery is sent once and retried
         // (with the circuit open, the rest would be parked, not retried).
         var configuration = stack.configuration

@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushKafka
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -33,7 +34,7 @@ final class TopicLayoutTests: XCTestCase {
     }
 
     func testOnAClusterWithSomeTopicsOnlyTheMissingOnesAreCreatedAndShortOnesReported() async throws {
-        let logger = AnalyticsDatabase.logger
+        let logger = MigratedDatabase.logger
         let cluster = try KafkaMockCluster(brokers: 3, logger: logger)
         var layout = TopicLayout()
         layout.replicationFactor = 1

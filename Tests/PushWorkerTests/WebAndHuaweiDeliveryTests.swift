@@ -5,6 +5,7 @@ import PushKafka
 import PushPostgres
 import PushProviders
 import PushSimulator
+import PushTestSupport
 import XCTest
 @testable import PushWorker
 
@@ -23,7 +24,7 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
         let simulator: PushSimulator
         let inbox: SimulatorWebPushInbox
         let configuration: WorkerConfiguration
-        let db: AnalyticsDatabase
+        let db: MigratedDatabase
         let pool: PostgresPool
         let dir: String
 
@@ -31,11 +32,11 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
 
         func processor(_ store: WorkerStores) throws -> BatchPipeline {
             BatchPipeline(
-                stores: store, router: try ProviderRouter(configuration: configuration, logger: AnalyticsDatabase.logger),
+                stores: store, router: try ProviderRouter(configuration: configuration, logger: MigratedDatabase.logger),
                 producer: nil, permits: nil,
                 topics: TopicNames(prefix: "push", tiers: RetryTier.defaults), retryPolicy: configuration.retry.policy,
                 maxConcurrentSends: 8, counters: Locked(WorkerCounters()), observer: NoWorkerObserver(),
-                logger: AnalyticsDatabase.logger, registry: configuration.registry)
+                logger: MigratedDatabase.logger, registry: configuration.registry)
         }
 
         /// Requests the simulator answered for one provider, any status.
@@ -56,7 +57,7 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
         var simulatorConfiguration = SimulatorConfiguration(
             webPushInbox: inbox, hmsApps: [SimulatorHMSApp(appID: hmsAppID, clientSecret: hmsSecret, clientID: hmsClientID)])
         simulatorConfiguration.webPushVAPIDKeys = [try VAPIDSigner(privateKeyPEM: vapid.privateKeyPEM, subject: "mailto:t@example.com").publicKeyBase64URL]
-        let simulator = PushSimulator(configuration: simulatorConfiguration, logger: AnalyticsDatabase.logger)
+        let simulator = PushSimulator(configuration: simulatorConfiguration, logger: MigratedDatabase.logger)
         try await simulator.start()
         let dir = NSTemporaryDirectory() + "pushfleet-web-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -72,7 +73,7 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
         hms.baseURL = "https://127.0.0.1:\(simulator.port)"
         hms.tokenURL = "https://127.0.0.1:\(simulator.port)/oauth2/v3/token"
         configuration.apps[app] = .init(webpush: webpush, hms: hms)
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         return Stack(simulator: simulator, inbox: inbox, configuration: configuration, db: db, pool: db.pool(), dir: dir)
     }
 
@@ -92,7 +93,7 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
     func testAUserReachesItsBrowserAndHuaweiPhoneThroughTheRegistry() async throws {
         let stack = try await Self.stack()
         do {
-            let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+            let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
             let browser = SimulatorWebPushSubscriptions.subscription(id: "ann-laptop", origin: stack.origin)
             let registration = """
                 {"schema_version": 1, "app": "\(Self.app)", "platform": "web", "user_id": "ann", "action": "register",
@@ -142,7 +143,7 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
     func testGoneSubscriptionsAndDeadPushKitTokensAreInvalidated() async throws {
         let stack = try await Self.stack()
         do {
-            let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+            let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
             let gone = SimulatorWebPushSubscriptions.subscription(id: "gone-old-browser", origin: stack.origin)
             let outcome = try await stack.processor(store).outcome(of: [Self.message("""
                 {"platform": "web", "subscription": \(Self.subscriptionJSON(endpoint: gone.endpoint, p256dh: gone.p256dh, auth: gone.auth))},
@@ -173,10 +174,10 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
     func testSubscriptionsTheWorkerMustNotOrCannotSendToAreRejectedWithoutARequest() async throws {
         let stack = try await Self.stack()
         do {
-            let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+            let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
             let live = SimulatorWebPushSubscriptions.subscription(id: "live", origin: stack.origin)
             // 65 bytes with 0x04 first passes intake, but is no point on P-256.
-            let offCurve = WebPushBase64URL.encode([0x04] + [UInt8](repeating: 0x01, count: 64))
+            let offCurve = Base64URL.encode([0x04] + [UInt8](repeating: 0x01, count: 64))
             let elsewhere = "https://push.internal.example/wp/live"
             let outcome = try await stack.processor(store).outcome(of: [Self.message("""
                 {"platform": "web", "subscription": \(Self.subscriptionJSON(endpoint: live.endpoint, p256dh: offCurve, auth: live.auth))},
@@ -200,7 +201,7 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
     func testA429FromAPushServiceGoesToARetryTierWithTheSubscriptionItNeeds() async throws {
         let stack = try await Self.stack()
         do {
-            let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+            let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
             let slow = SimulatorWebPushSubscriptions.subscription(id: "ratelimited-tab", origin: stack.origin)
             let subscription = Self.subscriptionJSON(endpoint: slow.endpoint, p256dh: slow.p256dh, auth: slow.auth)
             let outcome = try await stack.processor(store).outcome(of: [Self.message(
@@ -225,7 +226,7 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
     func testPushKitCredentialsWithAnOAuthClientIDApartFromTheAppID() async throws {
         let stack = try await Self.stack(hmsClientID: "108765432109876")
         do {
-            let store = WorkerStores(pool: stack.pool, logger: AnalyticsDatabase.logger)
+            let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
             let outcome = try await stack.processor(store).outcome(of: [Self.message(#"{"token": "IQAAAACy0client", "platform": "huawei"}"#)])
             XCTAssertEqual(outcome.deliveries.map(\.status), [.accepted], "\(outcome.deliveries)")
             XCTAssertEqual(stack.simulator.stats().tokensIssued, 1, "the grant named the client id, the send the app id")

@@ -77,23 +77,4 @@ int CShims_EVP_PKEY_RSA(void);
 /* OPENSSL_free is a macro around CRYPTO_free(ptr, __FILE__, __LINE__). */
 void CShims_OPENSSL_free(void *ptr);
 
-/* ---- the libcurl floor (bench send --floor; curl_floor.c) ---- */
-
-typedef struct {
-    long succeeded;      /* measured requests answered 2xx */
-    long failed;         /* measured requests that failed or got another status */
-    double seconds;      /* wall time of the measured requests */
-    double cpu_seconds;  /* this process's CPU (user + system) over them */
-    char error[256];     /* why set-up failed, when the call returns -1 */
-} CShims_curl_floor_result;
-
-/* `warmup` unmeasured requests, then `count` measured ones, all the same POST
-   of `body` to `url` with `header_lines` ("name: value"), keeping `in_flight`
-   requests in flight over at most `connections` HTTP/2 connections of at most
-   `streams` streams each. Returns 0, or -1 with result->error set. Blocks. */
-int CShims_curl_floor_run(const char *url, const char *const *header_lines, int header_count,
-                          const char *body, long body_length, long count, long warmup,
-                          long connections, long streams, long in_flight, const char *ca_path,
-                          CShims_curl_floor_result *result);
-
 #endif

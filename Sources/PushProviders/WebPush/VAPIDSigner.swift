@@ -81,7 +81,7 @@ public final class VAPIDSigner: Sendable {
         self.key = key
         self.subject = subject
         self.publicKey = point
-        self.publicKeyBase64URL = WebPushBase64URL.encode(point)
+        self.publicKeyBase64URL = Base64URL.encode(point)
         self.lifetimeSeconds = lifetime.timeInterval
         self.refreshMarginSeconds = refreshMargin.timeInterval
         self.now = now

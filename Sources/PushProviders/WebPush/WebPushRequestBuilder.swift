@@ -1,3 +1,4 @@
+import PushCore
 import PushHTTP
 
 /// How urgently the user agent should be woken (RFC 8030 §5.3 `Urgency`).
@@ -102,7 +103,7 @@ public struct WebPushRequestBuilder: Sendable {
 
     /// 1–32 characters of the base64url alphabet (RFC 8030 §5.4).
     public static func validate(topic: String) throws(WebPushError) {
-        guard !topic.isEmpty, topic.utf8.count <= maxTopicLength, WebPushBase64URL.isAlphabet(topic) else {
+        guard !topic.isEmpty, topic.utf8.count <= maxTopicLength, Base64URL.isAlphabet(topic) else {
             throw WebPushError.invalid(
                 .invalidTopic, field: "topic", "must be 1–32 characters of A–Z a–z 0–9 - _, got \"\(topic)\"")
         }

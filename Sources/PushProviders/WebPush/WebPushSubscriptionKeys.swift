@@ -1,3 +1,5 @@
+import PushCore
+
 /// The keys of a browser's `PushSubscription` (`keys.p256dh`, `keys.auth`),
 /// validated: a 65-byte uncompressed P-256 point on the curve, and a 16-byte
 /// authentication secret (RFC 8291 §2.1, §3.2).
@@ -11,10 +13,10 @@ public struct WebPushSubscriptionKeys: Sendable, Equatable {
 
     /// From the base64url text of the subscription JSON.
     public init(p256dh: String, auth: String) throws(WebPushError) {
-        guard let point = WebPushBase64URL.decode(p256dh) else {
+        guard let point = Base64URL.decode(p256dh) else {
             throw WebPushError.invalid(.invalidBase64URL, field: "keys.p256dh", "not base64url")
         }
-        guard let secret = WebPushBase64URL.decode(auth) else {
+        guard let secret = Base64URL.decode(auth) else {
             throw WebPushError.invalid(.invalidBase64URL, field: "keys.auth", "not base64url")
         }
         try self.init(p256dh: point, auth: secret)

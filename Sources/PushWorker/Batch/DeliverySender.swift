@@ -3,6 +3,7 @@ import Logging
 import PushCore
 import PushHTTP
 import PushProviders
+import PushThreads
 
 /// Sends a part's requests, at most `maxConcurrentSends` at a time, and
 /// judges each answer: the delivery's final row, its attempt, a token the

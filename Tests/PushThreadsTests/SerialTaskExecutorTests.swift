@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import PushThreads
 import XCTest
 
 /// The send executor: tasks that prefer it, and their children, run on its one

@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 
 /// A task executor with one thread of its own, for the short jobs of many
 /// concurrent sends: building a request, awaiting its answer, judging it.
@@ -116,7 +117,7 @@ extension TaskGroup {
     /// use every core). Not `addTask(executorPreference: spread ? global : nil)`:
     /// with Swift 6.3.1 an explicit `nil` inherits the preference in an
     /// unoptimised build but drops it when compiled with `-O` (a 25-line program
-    /// shows both), so the release worker's sends ran on the global pool.
+    /// shows both), which would put the release worker's sends on the global pool.
     public mutating func addTask(spreadingToGlobalPool spread: Bool,
                                  operation: sending @escaping @isolated(any) () async -> ChildTaskResult) {
         if spread {

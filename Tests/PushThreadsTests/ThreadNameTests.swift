@@ -1,6 +1,7 @@
 import Foundation
+import PushCore
 import XCTest
-@testable import PushCore
+@testable import PushThreads
 
 /// The kernel names our threads give themselves: what `top -H`, `perf` and
 /// `bench pipeline`'s CPU by thread role read.

@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 import PushSimulator
+import PushTestSupport
 import Testing
 
 import CCurl

@@ -1,13 +1,13 @@
 import Foundation
 import PushCore
+import PushTestSupport
 import XCTest
 @testable import PushAnalytics
-@testable import PushWorker
 
 /// `pushfleet report`: the numbers from generated data, the tables, and the files.
 final class AnalyticsReportTests: XCTestCase {
     func testReportNumbersTablesAndFiles() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let hour = try await AnalyticsFixture.seed(db)
         let data = try await ReportQueries.load(on: db.connection, since: hour.addingTimeInterval(-60), app: nil)
         XCTAssertEqual(data.since, hour.addingTimeInterval(-3600))
@@ -65,12 +65,12 @@ final class AnalyticsReportTests: XCTestCase {
     /// status colours and the bar charts', and the DOM Chromium built must hold
     /// every section. The screenshot is kept as .build/report-screenshot.png.
     func testTheHTMLReportRendersInARealBrowser() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let root = TestEnvironment.repositoryRoot.path
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
             if ProcessInfo.processInfo.environment["CI"] == "true" { return XCTFail("chromium missing: scripts/install-deps.sh installs it") }
             throw XCTSkip("chromium is not installed")
         }
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let hour = try await AnalyticsFixture.seed(db)
         try await db.connection.query(
             "INSERT INTO intake_rejections (kind, reason, kafka_topic, kafka_partition, kafka_offset) VALUES ('not_json', '$: not JSON', 'push.notifications', 0, 1)")
@@ -103,23 +103,14 @@ final class AnalyticsReportTests: XCTestCase {
     }
 
     static func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        try TestEnvironment.runToEnd(
+            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new })
     }
 
     /// Issue 17: a receipt whose device clock is ahead was plotted after the
     /// report's own time. It is drawn at the report's time and counted.
     func testReceiptTimesInTheFutureAreDrawnAtTheReportsTime() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let hour = try await AnalyticsFixture.seed(db)
         // Device clocks ahead, written straight into the ledger (the receipt-merge
         // trigger would keep the earliest receipt time; it is not what is under test).

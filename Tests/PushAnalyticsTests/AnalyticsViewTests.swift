@@ -1,13 +1,13 @@
 import Foundation
 import PushPostgres
+import PushTestSupport
 import XCTest
 @testable import PushAnalytics
-@testable import PushWorker
 
 /// The analysts' views on generated data, with exact expected numbers.
 final class AnalyticsViewTests: XCTestCase {
     func testFunnelFailuresLatencyAndTokenViews() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let hour = try await AnalyticsFixture.seed(db)
 
         let funnel = try await db.connection.query(
@@ -76,7 +76,7 @@ final class AnalyticsViewTests: XCTestCase {
     /// The hourly views' hour filters are answered from the BRIN over those
     /// hours (migrations 0014, 0015), not by reading every row of every partition.
     func testHourFiltersReadTheirHoursThroughTheBRIN() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         _ = try await AnalyticsFixture.seed(db)
         try await db.connection.query("VACUUM ANALYZE deliveries")
         try await db.connection.query("SET enable_seqscan = off")
@@ -109,7 +109,7 @@ final class AnalyticsViewTests: XCTestCase {
     /// microsecond of a day, exactly on the hour, before the origin and before
     /// 1970, whatever the session's time zone (here one half an hour off UTC).
     func testViewsBucketByTheUTCHourAndDay() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         try await db.connection.query("SET TIME ZONE 'Asia/Kolkata'")
         let times: [Date] = [
             1_795_651_200,        // 2026-11-26 00:00:00 UTC, on the hour and the day

@@ -6,20 +6,21 @@ import PushProviders
 import PushSimulator
 
 /// A started simulator with one APNs key and one FCM account, its CA written
-/// to a temp file, and an `HTTP2Client` that trusts it.
-struct LiveStack {
-    static let teamID = "TEAM000001"
-    static let keyID = "KEY0000001"
-    static let projectID = "demo-project"
-    static let clientEmail = "push@demo-project.iam.gserviceaccount.com"
+/// to a temp file, and an `HTTP2Client` that trusts it: the provider and
+/// HTTP/2 client tests run against it.
+package struct LiveStack {
+    package static let teamID = "TEAM000001"
+    package static let keyID = "KEY0000001"
+    package static let projectID = "demo-project"
+    package static let clientEmail = "push@demo-project.iam.gserviceaccount.com"
 
-    let simulator: PushSimulator
-    let caPath: String
-    let apnsKey: (privateKeyPEM: String, publicKeyPEM: String)
-    let account: FCMServiceAccount
-    let baseURL: String
+    package let simulator: PushSimulator
+    package let caPath: String
+    package let apnsKey: (privateKeyPEM: String, publicKeyPEM: String)
+    package let account: FCMServiceAccount
+    package let baseURL: String
 
-    static func start(
+    package static func start(
         deadTokens: [String: Date] = [:], configure: (inout SimulatorConfiguration) -> Void = { _ in }
     ) async throws -> LiveStack {
         let apnsKey = DevCredentials.makeAPNsKey()
@@ -47,7 +48,7 @@ struct LiveStack {
             baseURL: "https://127.0.0.1:\(simulator.port)")
     }
 
-    func makeHTTPClient(
+    package func makeHTTPClient(
         maxConnectionsPerHost: Int = 2, configure: (inout HTTPClientConfiguration) -> Void = { _ in }
     ) throws -> HTTP2Client {
         var configuration = HTTPClientConfiguration(caBundlePath: caPath, maxConnectionsPerHost: maxConnectionsPerHost)
@@ -55,7 +56,7 @@ struct LiveStack {
         return try HTTP2Client(configuration: configuration, logger: .test)
     }
 
-    func makeAPNsClient(
+    package func makeAPNsClient(
         http: HTTP2Client, policy: ProviderClientPolicy = .apnsDefault,
         now: @escaping @Sendable () -> Date = Date.init
     ) throws -> APNsClient {
@@ -66,7 +67,7 @@ struct LiveStack {
             http: http, logger: .test, now: now)
     }
 
-    func makeFCMClient(
+    package func makeFCMClient(
         http: HTTP2Client, policy: ProviderClientPolicy = .fcmDefault, now: @escaping @Sendable () -> Date = Date.init
     ) throws -> FCMClient {
         try FCMClient(
@@ -74,18 +75,18 @@ struct LiveStack {
             http: http, logger: .test, now: now)
     }
 
-    func stop() async throws {
+    package func stop() async throws {
         try? FileManager.default.removeItem(atPath: caPath)
         try await simulator.shutdown()
     }
 
     /// A 64-hex-digit APNs device token.
-    static func deviceToken(_ n: Int) -> String {
+    package static func deviceToken(_ n: Int) -> String {
         let hex = String(n, radix: 16)
         return String(repeating: "a", count: 64 - hex.count) + hex
     }
 
-    static func apnsRequest(token: String, apnsID: String) -> ProviderRequest {
+    package static func apnsRequest(token: String, apnsID: String) -> ProviderRequest {
         ProviderRequest(
             provider: .apns, path: "/3/device/\(token)",
             headers: [
@@ -96,9 +97,9 @@ struct LiveStack {
     }
 
     /// A well-formed FCM registration token (>= 20 chars of [A-Za-z0-9_:-]).
-    static func fcmToken(_ n: Int) -> String { "fcm-registration-token:\(n)" }
+    package static func fcmToken(_ n: Int) -> String { "fcm-registration-token:\(n)" }
 
-    static func fcmRequest(token: String) -> ProviderRequest {
+    package static func fcmRequest(token: String) -> ProviderRequest {
         ProviderRequest(
             provider: .fcm, path: "/v1/projects/\(projectID)/messages:send", headers: [],
             body: Array(#"{"message":{"token":"\#(token)","notification":{"title":"Hi","body":"Hello"}}}"#.utf8))
@@ -110,13 +111,13 @@ struct LiveStack {
 /// many re-sends it took. libcurl 7.88 sends RST_STREAM on many completed
 /// streams and swift-nio-http2 closes a connection after 200 RSTs in 30 s,
 /// so under sustained load the simulator drops a connection now and then.
-func sendResendingUnanswered(
+package func sendResendingUnanswered(
     _ apns: APNsClient, _ request: ProviderRequest
 ) async throws -> (ProviderResponse, resends: Int) {
     try await resendingUnanswered { try await apns.send(request) }
 }
 
-func resendingUnanswered(
+package func resendingUnanswered(
     _ send: () async throws -> ProviderResponse
 ) async throws -> (ProviderResponse, resends: Int) {
     var resends = 0
@@ -130,7 +131,7 @@ func resendingUnanswered(
 }
 
 /// Runs `body` against a fresh stack and always stops the simulator.
-func withLiveStack<T>(
+package func withLiveStack<T>(
     deadTokens: [String: Date] = [:], configure: (inout SimulatorConfiguration) -> Void = { _ in },
     _ body: (LiveStack) async throws -> T
 ) async throws -> T {
@@ -143,4 +144,9 @@ func withLiveStack<T>(
         try? await stack.stop()
         throw error
     }
+}
+
+extension Logger {
+    /// The provider and HTTP/2 tests' logger (`TestEnvironment.logger`).
+    package static let test = TestEnvironment.logger("pushfleet.provider.tests")
 }

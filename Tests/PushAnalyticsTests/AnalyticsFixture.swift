@@ -1,65 +1,7 @@
 import Foundation
-import Logging
 import PushPostgres
-import XCTest
+import PushTestSupport
 @testable import PushAnalytics
-@testable import PushWorker
-
-/// A fresh schema per test with every migration applied, for the analytics
-/// and receipt tests. Needs a real server: run via `scripts/with-postgres.sh`.
-struct AnalyticsDatabase {
-    struct NotConfigured: Error, CustomStringConvertible {
-        var description: String {
-            "Analytics/Receipt tests need PostgreSQL: run them via `bash scripts/with-postgres.sh swift test --filter 'PushWorkerTests.Analytics|PushWorkerTests.Receipt'`"
-        }
-    }
-
-    static let logger: Logger = {
-        var logger = Logger(label: "pushfleet.analytics.tests")
-        logger.logLevel = ProcessInfo.processInfo.environment["PUSHFLEET_TEST_LOG"] == nil ? .warning : .debug
-        return logger
-    }()
-
-    static var migrationsDirectory: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../schemas/postgres").standardized.path
-    }
-
-    static var repositoryRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
-    }
-
-    /// URL whose connections use `schema`.
-    let url: String
-    let schema: String
-    let connection: PostgresConnection
-
-    static func make() async throws -> AnalyticsDatabase {
-        let env = ProcessInfo.processInfo.environment
-        guard let base = env["PUSHFLEET_TEST_DATABASE_URL"] ?? env["PUSHFLEET_DATABASE_URL"], !base.isEmpty else {
-            XCTFail(NotConfigured().description)
-            throw NotConfigured()
-        }
-        let schema = "an_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
-        let setup = try await PostgresConnection.connect(url: base, logger: logger)
-        try await setup.execute("CREATE SCHEMA \(schema)")
-        setup.close()
-        let url = base + (base.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"
-        let connection = try await PostgresConnection.connect(url: url, logger: logger)
-        try await PostgresMigrator(connection: connection, logger: logger).migrate(directory: migrationsDirectory)
-        return AnalyticsDatabase(url: url, schema: schema, connection: connection)
-    }
-
-    func pool(size: Int = 2) -> PostgresPool { PostgresPool(url: url, size: size, logger: Self.logger) }
-
-    /// The one row of `sql` as column → text.
-    func row(_ sql: String, _ binds: [PostgresValue] = []) async throws -> [String: String] {
-        let rows = try await connection.query(sql, binds)
-        guard let first = rows.first else { return [:] }
-        var out: [String: String] = [:]
-        for (i, name) in rows.columns.enumerated() { out[name] = first[i] }
-        return out
-    }
-}
 
 /// 1,000 deliveries in one hour with known outcomes (see `AnalyticsViewTests` for the expected counts):
 /// status by i % 10: 0–3 accepted, 4–5 delivered, 6 opened, 7 invalid_token, 8 rejected, 9 dead_lettered;
@@ -69,7 +11,7 @@ enum AnalyticsFixture {
                            "invalid_token", "rejected", "dead_lettered"]
 
     /// Inserts the fixture; returns the start of its hour.
-    static func seed(_ db: AnalyticsDatabase) async throws -> Date {
+    static func seed(_ db: MigratedDatabase) async throws -> Date {
         let hour = ReportQueries.hourFloor(Date()).addingTimeInterval(-2 * 3600)
         try await db.connection.query(
             """

@@ -10,7 +10,7 @@
  * answer discarded; curl_multi_perform + curl_multi_poll. No callbacks other
  * than the write sink, no per-request allocation of our own.
  */
-#include "CShims.h"
+#include "CCurlFloor.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +38,7 @@ static double floor_wall_seconds(void) {
 /* Runs `total` requests (the first `warmup` of them unmeasured) and fills
    `result`; returns 0, or -1 if set-up failed (result->error says what). */
 static int floor_loop(CURLM *multi, CURL **handles, long in_flight, long total, long warmup,
-                      CShims_curl_floor_result *result) {
+                      CCurlFloor_result *result) {
     long started = 0, finished = 0;
     double cpu0 = 0, wall0 = 0;
     if (warmup == 0) { cpu0 = floor_cpu_seconds(); wall0 = floor_wall_seconds(); }
@@ -81,10 +81,10 @@ static int floor_loop(CURLM *multi, CURL **handles, long in_flight, long total, 
     return 0;
 }
 
-int CShims_curl_floor_run(const char *url, const char *const *header_lines, int header_count,
-                          const char *body, long body_length, long count, long warmup,
-                          long connections, long streams, long in_flight, const char *ca_path,
-                          CShims_curl_floor_result *result) {
+int CCurlFloor_run(const char *url, const char *const *header_lines, int header_count,
+                   const char *body, long body_length, long count, long warmup,
+                   long connections, long streams, long in_flight, const char *ca_path,
+                   CCurlFloor_result *result) {
     memset(result, 0, sizeof *result);
     if (in_flight < 1 || count < 1 || warmup < 0) {
         snprintf(result->error, sizeof result->error, "count and in_flight must be positive");

@@ -1,5 +1,6 @@
 import Foundation
 import PushHTTP
+import PushTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,14 +1,12 @@
 import Foundation
 
-// Shared by PushCoreTests (IntakePropertyTests) and PushFleetEndToEndTests (FuzzTests):
-// Tests/PushCoreTests/FuzzMutator.swift is a symbolic link to this file.
-
 /// SplitMix64: a tiny deterministic generator, so a failing seed replays exactly.
-struct FuzzRandom: RandomNumberGenerator {
+/// The fuzz tiers (PushCoreTests, PushFleetEndToEndTests) and the property tests use it.
+package struct FuzzRandom: RandomNumberGenerator {
     private var state: UInt64
-    init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -17,63 +15,68 @@ struct FuzzRandom: RandomNumberGenerator {
     }
 
     /// 0..<bound (bound > 0).
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
+    package mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
 
-    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+    package mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
 
     /// A version-4-shaped UUID drawn from this generator.
-    mutating func uuid() -> UUID {
+    package mutating func uuid() -> UUID {
         var b = (0..<16).map { _ in UInt8(truncatingIfNeeded: next()) }
         b[6] = (b[6] & 0x0F) | 0x40
         b[8] = (b[8] & 0x3F) | 0x80
         return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
     }
 
-    mutating func hex(_ count: Int) -> String {
+    package mutating func hex(_ count: Int) -> String {
         let digits = Array("0123456789abcdef")
         return String((0..<count).map { _ in digits[below(16)] })
     }
 }
 
 /// A hostile variant of a message, and what was done to it (for failure reports).
-struct Mutant {
-    var bytes: [UInt8]
-    var mutation: String
+package struct Mutant {
+    package var bytes: [UInt8]
+    package var mutation: String
+
+    package init(bytes: [UInt8], mutation: String) {
+        self.bytes = bytes
+        self.mutation = mutation
+    }
 }
 
 /// Turns valid JSON messages into hostile ones: byte-level damage, NULs and
 /// invalid UTF-8 inside strings and keys, numbers out of every range, deep
 /// nesting, duplicate keys, a BOM, timestamps at the ends of the calendar and
 /// very long strings. Pure and deterministic for a given generator.
-enum FuzzMutator {
-    static let hostileNumbers = [
+package enum FuzzMutator {
+    package static let hostileNumbers = [
         "9223372036854775807", "9223372036854775808", "-9223372036854775809", "18446744073709551616",
         "1e308", "-1e308", "1e400", "-1e400", "1e-400", "-1", "-0", "0", "1.5", "-1.5", "1E+2", "4.9e-324",
         "2147483648", "-2147483649", "123456789012345678901234567890",
     ]
-    static let invalidUTF8: [[UInt8]] = [
+    package static let invalidUTF8: [[UInt8]] = [
         [0xC3, 0x28], [0xFF], [0xFE], [0x80], [0xBF], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80],
         [0xED, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80], [0xF8, 0x88, 0x80, 0x80, 0x80], [0xE2, 0x82], [0xC3],
     ]
-    static let hostileTimestamps = [
+    package static let hostileTimestamps = [
         "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "0000-01-01T00:00:00Z", "2026-13-45T25:61:61Z",
         "2026-02-30T00:00:00Z", "2026-11-21T12:00:00+99:99", "-2026-11-21T12:00:00Z", "2026-11-21T12:00:00.1234567891234Z",
         "1970-01-01T00:00:00Z", "2026-11-21", "",
     ]
-    static let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+    package static let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// Every mutation kind, by name (a kind may not apply to every input; then it damages bytes instead).
-    static let kinds = [
+    package static let kinds = [
         "flip", "insert", "delete", "truncate", "nul-escape", "nul-raw", "invalid-utf8", "number", "nest",
         "duplicate-key", "bom", "timestamp", "long-string", "string-to-number", "drop-quote", "stacked",
     ]
 
     /// One hostile variant of `base`.
-    static func mutate(_ base: [UInt8], rng: inout FuzzRandom) -> Mutant {
+    package static func mutate(_ base: [UInt8], rng: inout FuzzRandom) -> Mutant {
         apply(rng.pick(kinds), to: base, rng: &rng)
     }
 
-    static func apply(_ kind: String, to base: [UInt8], rng: inout FuzzRandom) -> Mutant {
+    package static func apply(_ kind: String, to base: [UInt8], rng: inout FuzzRandom) -> Mutant {
         var bytes = base
         let tokens = JSONTokens(base)
         switch kind {
@@ -165,7 +168,7 @@ enum FuzzMutator {
     }
 
     /// `count` random bytes, sometimes starting like JSON so they get past a first-byte check.
-    static func randomBytes(count: Int, rng: inout FuzzRandom) -> Mutant {
+    package static func randomBytes(count: Int, rng: inout FuzzRandom) -> Mutant {
         var bytes = (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
         let prefix = rng.below(3)
         if prefix == 1, !bytes.isEmpty { bytes[0] = UInt8(ascii: "{") }
@@ -173,25 +176,25 @@ enum FuzzMutator {
         return Mutant(bytes: bytes, mutation: "\(count) random bytes")
     }
 
-    static func isDateLike(_ bytes: [UInt8], at i: Int) -> Bool {
+    package static func isDateLike(_ bytes: [UInt8], at i: Int) -> Bool {
         guard i + 5 <= bytes.count else { return false }
         return bytes[i..<i + 4].allSatisfy { (0x30...0x39).contains($0) } && bytes[i + 4] == UInt8(ascii: "-")
     }
 }
 
 /// Byte ranges of the strings (contents, without quotes), numbers and scalar values of a JSON text.
-struct JSONTokens {
-    struct Span {
-        var range: Range<Int>
-        var isKey = false
+package struct JSONTokens {
+    package struct Span {
+        package var range: Range<Int>
+        package var isKey = false
     }
 
-    var strings: [Span] = []
-    var numbers: [Span] = []
+    package var strings: [Span] = []
+    package var numbers: [Span] = []
     /// Strings (with their quotes) and numbers in value position.
-    var values: [Span] = []
+    package var values: [Span] = []
 
-    init(_ b: [UInt8]) {
+    package init(_ b: [UInt8]) {
         var i = 0
         while i < b.count {
             let c = b[i]
@@ -219,7 +222,7 @@ struct JSONTokens {
 }
 
 extension FuzzRandom {
-    mutating func pickSpan(_ spans: [JSONTokens.Span]) -> JSONTokens.Span? {
+    package mutating func pickSpan(_ spans: [JSONTokens.Span]) -> JSONTokens.Span? {
         spans.isEmpty ? nil : spans[below(spans.count)]
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
 import PushCore
 import PushPostgres
+import PushTestSupport
 import XCTest
 @testable import PushAnalytics
-@testable import PushWorker
 
 /// `pushfleet maintain`: the pure plan, then a real run against PostgreSQL.
 final class AnalyticsPartitionTests: XCTestCase {
@@ -29,7 +29,7 @@ final class AnalyticsPartitionTests: XCTestCase {
     }
 
     func testMaintenanceCreatesAheadAndDetachesAndDropsOldPartitions() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         let today = PartitionDay(containing: Date())
         let old = today.adding(-40)
         try await db.connection.query("SELECT pushfleet_ensure_partitions($1::date, 2)", [.text(old.description)])
@@ -40,7 +40,7 @@ final class AnalyticsPartitionTests: XCTestCase {
         try await db.connection.query(
             "INSERT INTO notification_ids (notification_id, created_at) VALUES (gen_random_uuid(), $1), (gen_random_uuid(), now())",
             [.timestamp(old.start.addingTimeInterval(60))])
-        let maintenance = PartitionMaintenance(connection: db.connection, logger: AnalyticsDatabase.logger)
+        let maintenance = PartitionMaintenance(connection: db.connection, logger: MigratedDatabase.logger)
 
         let dry = try await maintenance.run(daysAhead: 12, retentionDays: 30, dryRun: true)
         let oldNames = ["deliveries", "delivery_attempt_log"].flatMap { p in [old, old.adding(1)].map { "\(p)_\($0.suffix)" } }.sorted()
@@ -77,7 +77,7 @@ final class AnalyticsPartitionTests: XCTestCase {
     /// gathers: `maintain` runs it, and the planner then expects an hour's few
     /// (hour, app, platform) groups instead of one per row.
     func testMaintenanceGathersTheHourlyGroupStatistics() async throws {
-        let db = try await AnalyticsDatabase.make()
+        let db = try await MigratedDatabase.make()
         // 6,000 rows over three hours, two apps, two platforms: 12 groups.
         try await db.connection.query(
             """
@@ -100,7 +100,7 @@ final class AnalyticsPartitionTests: XCTestCase {
         let guessed = try await groupsExpected()
         XCTAssertGreaterThan(guessed, 100, "without the statistics the planner expects a group per few rows")
 
-        let report = try await PartitionMaintenance(connection: db.connection, logger: AnalyticsDatabase.logger)
+        let report = try await PartitionMaintenance(connection: db.connection, logger: MigratedDatabase.logger)
             .run(daysAhead: 7, retentionDays: 30, dryRun: false)
         XCTAssertEqual(report.analyzed, ["deliveries"])
         for name in ["deliveries_created_utc_hour_groups", "deliveries_accepted_utc_hour_groups"] {

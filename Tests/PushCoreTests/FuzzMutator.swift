@@ -1,1 +1,0 @@
-../PushFleetEndToEndTests/FuzzMutator.swift
