@@ -375,13 +375,20 @@ def check_keda(c, docs, dep, config):
     lo, hi = spec.get("minReplicaCount"), spec.get("maxReplicaCount")
     c.check(isinstance(lo, int) and isinstance(hi, int) and 1 <= lo <= hi, f, "need 1 <= minReplicaCount <= maxReplicaCount")
     kafka = config.get("kafka") or {}
-    intake = f"{kafka.get('topic_prefix', 'push')}.notifications"
+    prefix = kafka.get("topic_prefix", "push")
+    group = kafka.get("group_id", "pushfleet")
+    # One trigger per lane: each lane's intake in that lane's consumer group.
+    lanes = {f"{prefix}.notifications": group, f"{prefix}.notifications.bulk": kafka.get("bulk_group_id", group + ".bulk")}
     triggers = spec.get("triggers") or []
     c.check(triggers and all(t.get("type") == "kafka" for t in triggers), f, "triggers must all be of type kafka")
+    seen = [(t.get("metadata") or {}).get("topic") for t in triggers]
+    c.check(sorted(seen) == sorted(lanes), f, f"triggers watch {seen}: they must watch each lane's intake, {sorted(lanes)}")
     for t in triggers:
         meta = t.get("metadata") or {}
-        c.check(meta.get("topic") == intake, f, f"trigger topic is {meta.get('topic')!r}: it must be exactly {intake} (retry-topic lag is deliberate)")
-        c.check(meta.get("consumerGroup") == kafka.get("group_id", "pushfleet"), f, "trigger consumerGroup is not kafka.group_id of the config")
+        topic = meta.get("topic")
+        c.check(topic in lanes, f, f"trigger topic is {topic!r}: it must be a lane's intake (retry and parked lag is deliberate)")
+        c.check(meta.get("consumerGroup") == lanes.get(topic), f,
+                f"trigger on {topic} watches group {meta.get('consumerGroup')!r}, not that lane's group {lanes.get(topic)!r}")
         c.check(meta.get("bootstrapServers") == kafka.get("bootstrap_servers"), f, "trigger bootstrapServers differ from kafka.bootstrap_servers")
         c.check(re.fullmatch(r"[1-9]\d*", str(meta.get("lagThreshold", ""))), f, "lagThreshold must be a positive integer (as a string)")
 
@@ -513,7 +520,9 @@ def check_create_topics(c, config):
             m = re.search(r"--topic (\S+)", line)
             if m:
                 topics[m.group(1)] = line
-        want = [f"{p}.notifications", f"{p}.retry.5s", f"{p}.retry.1m", f"{p}.retry.10m", f"{p}.dlq", f"{p}.receipts", f"{p}.devices"]
+        want = [f"{p}.notifications{lane}" for lane in ("", ".bulk")] \
+            + [f"{p}.retry.{tier}{lane}" for tier in ("5s", "1m", "10m") for lane in ("", ".bulk")] \
+            + [f"{p}.parked{lane}" for lane in ("", ".bulk")] + [f"{p}.dlq", f"{p}.receipts", f"{p}.devices"]
         for t in want:
             c.check(t in topics, script, f"--dry-run {' '.join(args)} does not create {t}")
         for t, line in topics.items():

@@ -10,8 +10,9 @@
 # Options (each also settable by the environment variable in brackets):
 #   --bootstrap-server HOST:PORT  [KAFKA_BOOTSTRAP_SERVER]   default localhost:9092
 #   --prefix NAME                 [TOPIC_PREFIX]             default push (= kafka.topic_prefix)
-#   --partitions N                [PARTITIONS]               default 12: intake, retry tiers,
-#                                 receipts, devices. Make it >= the most workers you will run.
+#   --partitions N                [PARTITIONS]               default 12: both lanes' intake, retry
+#                                 tiers and parked topics, receipts, devices. Make it >= the most
+#                                 workers you will run.
 #   --dlq-partitions N            [DLQ_PARTITIONS]           default 3
 #   --retry-tiers "A B C"         [RETRY_TIERS]              default "5s 1m 10m" (= retry.tiers[].name)
 #   --replication-factor N        [REPLICATION_FACTOR]       default 3
@@ -20,12 +21,18 @@
 #   --kafka-topics PATH           [KAFKA_TOPICS]             default kafka-topics.sh
 #   --dry-run                                                print, do not run
 #
+# Two lanes, each with its own topics: interactive (<prefix>.notifications,
+# <prefix>.retry.<tier>, <prefix>.parked) and bulk (the same names ending in
+# .bulk), for campaigns.
+#
 # Retention (ms), overridable by RETENTION_<NAME>_MS:
-#   notifications 7d   the intake: covers a fleet outage of up to a week
+#   notifications 7d   the intake (both lanes): covers a fleet outage of up to a week
 #   retry.*       7d   a tier's delay (<= 10 min) plus the slack that matters:
 #                      how long the fleet may be down while retries wait, the
 #                      same budget as the intake (a retry lost to retention is
 #                      a lost push)
+#   parked        7d   deliveries a provider could not take yet: held at most a day
+#                      by default (retry.max_parked_seconds), a week of slack
 #   dlq           30d  time for a person to look and `pushfleet dlq replay`
 #   receipts      7d
 #   devices       compacted (cleanup.policy=compact): the latest record per key
@@ -46,6 +53,7 @@ dry_run=0
 day=$((24 * 60 * 60 * 1000))
 retention_notifications="${RETENTION_NOTIFICATIONS_MS:-$((7 * day))}"
 retention_retry="${RETENTION_RETRY_MS:-$((7 * day))}"
+retention_parked="${RETENTION_PARKED_MS:-$((7 * day))}"
 retention_dlq="${RETENTION_DLQ_MS:-$((30 * day))}"
 retention_receipts="${RETENTION_RECEIPTS_MS:-$((7 * day))}"
 
@@ -107,9 +115,12 @@ create() {
     fi
 }
 
-create "$prefix.notifications" "$partitions" "retention.ms=$retention_notifications" "cleanup.policy=delete"
-for tier in $retry_tiers; do
-    create "$prefix.retry.$tier" "$partitions" "retention.ms=$retention_retry" "cleanup.policy=delete"
+for lane in "" ".bulk"; do
+    create "$prefix.notifications$lane" "$partitions" "retention.ms=$retention_notifications" "cleanup.policy=delete"
+    for tier in $retry_tiers; do
+        create "$prefix.retry.$tier$lane" "$partitions" "retention.ms=$retention_retry" "cleanup.policy=delete"
+    done
+    create "$prefix.parked$lane" "$partitions" "retention.ms=$retention_parked" "cleanup.policy=delete"
 done
 create "$prefix.dlq" "$dlq_partitions" "retention.ms=$retention_dlq" "cleanup.policy=delete"
 create "$prefix.receipts" "$partitions" "retention.ms=$retention_receipts" "cleanup.policy=delete"

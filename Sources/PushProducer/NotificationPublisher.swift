@@ -17,11 +17,13 @@ public final class NotificationPublisher: Sendable {
     ///   - bootstrapServers: Kafka brokers.
     ///   - topicPrefix: PushFleet's topic prefix (default `push`).
     ///   - properties: extra librdkafka properties (security, timeouts).
-    ///   - topic: publish here instead of `<topicPrefix>.notifications` (tools and tests).
+    ///   - lane: `.interactive` (transactional, one-time codes, chat) or `.bulk`
+    ///     (campaigns): the lane's intake topic is where it publishes.
+    ///   - topic: publish here instead of the lane's intake (tools and tests).
     public init(bootstrapServers: String, topicPrefix: String = TopicNames.defaultPrefix, properties: [String: String] = [:],
-                topic: String? = nil, logger: Logger) throws {
+                lane: Lane = .interactive, topic: String? = nil, logger: Logger) throws {
         self.producer = try KafkaProducer(bootstrapServers: bootstrapServers, properties: properties, logger: logger)
-        self.topic = topic ?? TopicNames(prefix: topicPrefix).intake
+        self.topic = topic ?? TopicNames(prefix: topicPrefix).topics(of: lane).intake
     }
 
     /// Connects to the brokers and reads the intake topic's metadata, so the

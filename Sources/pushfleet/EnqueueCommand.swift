@@ -6,15 +6,18 @@ import PushProducer
 struct EnqueueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "enqueue",
-        abstract: "Publish notifications to the intake topic: each FILE is one JSON notification; with no FILE, each stdin line is one.")
+        abstract: "Publish notifications to a lane's intake topic: each FILE is one JSON notification; with no FILE, each stdin line is one.")
 
     @Option(name: .long, help: "Kafka bootstrap servers (env PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS).")
     var bootstrapServers: String?
 
-    @Option(name: .long, help: "Topic prefix: publishes to <prefix>.notifications.")
+    @Option(name: .long, help: "Topic prefix: publishes to <prefix>.notifications (the bulk lane: <prefix>.notifications.bulk).")
     var topicPrefix = TopicNames.defaultPrefix
 
-    @Option(name: .long, help: "Publish to this topic instead of <prefix>.notifications (e.g. seed <prefix>.dlq in a test).")
+    @Option(name: .long, help: "The lane: interactive (transactional, one-time codes, chat) or bulk (campaigns, served with what interactive traffic leaves).")
+    var lane: Lane = .interactive
+
+    @Option(name: .long, help: "Publish to this topic instead of the lane's intake (e.g. seed <prefix>.dlq in a test).")
     var topic: String?
 
     @Flag(name: .long, help: "Publish messages that fail validation too (to exercise rejection paths).")
@@ -44,7 +47,8 @@ struct EnqueueCommand: AsyncParsableCommand {
                 messages.append((file, Array(data)))
             }
         }
-        let publisher = try NotificationPublisher(bootstrapServers: servers, topicPrefix: topicPrefix, topic: topic, logger: logger)
+        let publisher = try NotificationPublisher(bootstrapServers: servers, topicPrefix: topicPrefix, lane: lane, topic: topic,
+                                                  logger: logger)
         var published = 0
         var refused = 0
         do {
@@ -76,3 +80,5 @@ struct EnqueueCommand: AsyncParsableCommand {
         if refused > 0 { throw ExitCode(65) }
     }
 }
+
+extension Lane: @retroactive ExpressibleByArgument {}
