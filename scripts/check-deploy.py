@@ -32,7 +32,7 @@ AGREED_METRICS = {
     "pushfleet_token_refreshes_total": False, "pushfleet_resent_without_status_total": False,
     "pushfleet_rate_limited_total": False, "pushfleet_receipts_total": False,
     "pushfleet_batch_commit_seconds": True, "pushfleet_partitions_assigned": False,
-    "pushfleet_thread_cpu_seconds_total": False,
+    "pushfleet_thread_cpu_seconds_total": False, "pushfleet_build_info": False,
     # The standard process metrics of Prometheus client libraries, exported too.
     "process_cpu_seconds_total": False, "process_resident_memory_bytes": False,
 }
