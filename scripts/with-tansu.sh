@@ -21,7 +21,6 @@ library="$(bash "$here/kafka-tools.sh" librdkafka)"
 
 tmp=""
 broker=""
-child=""
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM HUP
@@ -34,17 +33,8 @@ cleanup() {
     if [[ -n "$tmp" ]]; then rm -rf "$tmp"; fi
     exit "$rc"
 }
-on_signal() {
-    if [[ -n "$child" ]]; then
-        kill -TERM "$child" 2>/dev/null || true
-        wait "$child" 2>/dev/null || true
-    fi
-    exit "$1"
-}
 trap cleanup EXIT
-trap 'on_signal 130' INT
-trap 'on_signal 143' TERM
-trap 'on_signal 129' HUP
+source "$here/run-child.sh"
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/pushfleet-tansu.XXXXXX")"
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
@@ -73,11 +63,5 @@ export PUSHFLEET_TANSU_BOOTSTRAP="127.0.0.1:$port"
 export PUSHFLEET_TANSU_LIBRARY_PATH="$library"
 echo "with-tansu: $("$tansu" --version) at $PUSHFLEET_TANSU_BOOTSTRAP, librdkafka from $(readlink "$library/librdkafka.so.1")" >&2
 
-set +e
-"$@" &
-child=$!
-wait "$child"
-rc=$?
-set -e
-child=""
-exit "$rc"
+# The command's exit status becomes ours; a signal is forwarded to it.
+run_child "$@"
