@@ -44,7 +44,16 @@ final class SkipCommandTests: KafkaClusterTestCase, @unchecked Sendable {
         let again = try runSkip(["--partition", "1", "--offset", "1", "--group", "skip-group"])
         XCTAssertEqual(again.status, 0, again.output)
         XCTAssertTrue(again.output.contains("nothing to do"), again.output)
-        let lettersAfter = try await readDLQ(count: 2, timeout: .seconds(3))
+        // A fresh reader's group join takes seconds on a loaded machine: wait for the
+        // first letter, then two seconds more for a second one (all are on one partition).
+        let reader = try makeConsumer(group: "dlq-reader-\(UUID().uuidString)", topics: [dlq],
+                                      extra: ["partition.assignment.strategy": "roundrobin"])
+        var firstAt: ContinuousClock.Instant?
+        let lettersAfter = try await collect(reader, timeout: .seconds(30)) { messages in
+            if firstAt == nil, !messages.isEmpty { firstAt = .now }
+            return messages.count >= 2 || firstAt.map { ContinuousClock.now - $0 > .seconds(2) } == true
+        }
+        await reader.close()
         XCTAssertEqual(lettersAfter.count, 1, "no second dead letter")
     }
 
