@@ -19,7 +19,8 @@ import Logging
 /// aborts the process when a consumer that never got an assignment is closed or destroyed
 /// (upstream issue 4312): on those versions `close` and `deinit` avoid that (see `close`),
 /// on later ones they close and destroy as usual. Every move takes two rebalance rounds
-/// (on the mock cluster each lasts `session.timeout.ms` − 1 s). An eager assignor
+/// (on the mock cluster each lasts `session.timeout.ms` − 1 s, on Tansu half of it and a
+/// scale-out takes three; docs/development.md has the times measured). An eager assignor
 /// (`roundrobin`) can be configured in `kafka.properties`; it stalled a chaos run here
 /// (members evicted during a revoke drain), so it is not the default.
 ///
