@@ -147,6 +147,14 @@ final class BrokerDrillTests: XCTestCase {
         XCTAssertEqual(r.count("device"), 1, "the device event registered the token")
         XCTAssertEqual(r.count("to_user"), 1, "the user-addressed notification reached the registered device")
 
+        // The versions a running worker loaded, as its metrics export them.
+        let listen = fleet.workers[2].process.log.split(separator: "\n").first { $0.contains("metrics and health listening") }
+            .flatMap { line in (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["metadata"] as? [String: String] }?[
+                "observability.listen"]
+        let scrape = try await TestEnvironment.run("/usr/bin/env", ["curl", "-s", "http://\(try XCTUnwrap(listen))/metrics"], timeout: .seconds(30))
+        let buildInfo = scrape.output.split(separator: "\n").first { $0.hasPrefix("pushfleet_build_info{") }.map(String.init) ?? ""
+        XCTAssertTrue(buildInfo.contains(#"librdkafka="\#(library)""#) && buildInfo.hasSuffix(" 1.0"), "pushfleet_build_info: \(buildInfo)")
+
         let events = fleet.rebalances()
         let drain = fleet.longestRevokeDrain()
         let exitCodes = await fleet.stopWorkers()
