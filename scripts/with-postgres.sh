@@ -60,19 +60,8 @@ cleanup() {
     if [[ -n "$tmp" ]]; then rm -rf "$tmp"; fi
     exit "$rc"
 }
-child=""
-on_signal() {
-    # Background jobs of a non-interactive shell ignore SIGINT, so forward TERM.
-    if [[ -n "$child" ]]; then
-        kill -TERM "$child" 2>/dev/null || true
-        wait "$child" 2>/dev/null || true
-    fi
-    exit "$1"
-}
 trap cleanup EXIT
-trap 'on_signal 130' INT
-trap 'on_signal 143' TERM
-trap 'on_signal 129' HUP
+source "$(dirname "$0")/run-child.sh"
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/pushfleet-pg.XXXXXX")"
 datadir="$tmp/data"
@@ -126,13 +115,5 @@ export PUSHFLEET_PG_PORT="$port"
 export PUSHFLEET_PG_RUN_AS="$run_as"
 echo "with-postgres: $("$pg_bin/postgres" --version) at $PUSHFLEET_DATABASE_URL" >&2
 
-# Run the command in the background and wait, so a signal reaches our trap
-# promptly (the trap forwards it); the command's exit status becomes ours.
-set +e
-"$@" &
-child=$!
-wait "$child"
-rc=$?
-set -e
-child=""
-exit "$rc"
+# The command's exit status becomes ours; a signal is forwarded to it.
+run_child "$@"

@@ -15,10 +15,12 @@ import Logging
 /// (`auto.commit.interval.ms`), on `commit()`, synchronously before revoked partitions
 /// go, and on `close()`.
 ///
-/// Assignor: `cooperative-sticky`. In librdkafka 2.0.2 it aborts the process when a
-/// consumer that never got an assignment is closed or destroyed (upstream issue 4312):
-/// `close` and `deinit` avoid that (see `close`). Every move takes two rebalance rounds
-/// (on the mock cluster each lasts `session.timeout.ms` − 1 s). An eager assignor
+/// Assignor: `cooperative-sticky`. Before librdkafka 2.2.0 (Debian bookworm has 2.0.2) it
+/// aborts the process when a consumer that never got an assignment is closed or destroyed
+/// (upstream issue 4312): on those versions `close` and `deinit` avoid that (see `close`),
+/// on later ones they close and destroy as usual. Every move takes two rebalance rounds
+/// (on the mock cluster each lasts `session.timeout.ms` − 1 s, on Tansu half of it and a
+/// scale-out takes three; docs/development.md has the times measured). An eager assignor
 /// (`roundrobin`) can be configured in `kafka.properties`; it stalled a chaos run here
 /// (members evicted during a revoke drain), so it is not the default.
 ///
@@ -32,8 +34,9 @@ public final class KafkaConsumer: @unchecked Sendable {
     let pollThread: KafkaBlockingThread
     let controlThread: KafkaBlockingThread
     private let closing = Locked(false)
-    /// Whether the configured assignor is librdkafka 2.0.2's cooperative-sticky (see `close`).
-    let cooperativeSticky: Bool
+    /// Whether `close` and `deinit` must not destroy a consumer before its first assignment:
+    /// the cooperative-sticky assignor on a librdkafka that aborts then (see `close`).
+    let guardsEarlyClose: Bool
 
     /// Joins `groupID` and subscribes to `topics`. Defaults: `enable.auto.offset.store=false`,
     /// `enable.auto.commit=true`, `partition.assignment.strategy=cooperative-sticky`,
@@ -51,8 +54,8 @@ public final class KafkaConsumer: @unchecked Sendable {
             "enable.auto.offset.store": "false",
             "enable.auto.commit": "true",
             // Cooperative: a rebalance moves only the partitions that must move (the others
-            // keep working). `close` avoids librdkafka 2.0.2's abort for a consumer closed
-            // before its first assignment (upstream issue 4312).
+            // keep working). On librdkafka before 2.2.0 `close` avoids its abort for a
+            // consumer closed before its first assignment (upstream issue 4312).
             "partition.assignment.strategy": "cooperative-sticky",
             // A member that dies without leaving holds its partitions for the session timeout
             // (librdkafka's default: 45 s), and librdkafka's mock cluster makes every rebalance
@@ -103,7 +106,8 @@ public final class KafkaConsumer: @unchecked Sendable {
         self.handle = handle
         self.context = context
         self.logger = logger
-        cooperativeSticky = (all["partition.assignment.strategy"] ?? "").contains("cooperative-sticky")
+        guardsEarlyClose = (all["partition.assignment.strategy"] ?? "").contains("cooperative-sticky")
+            && KafkaLibrary.abortsOnEarlyCooperativeClose
         pollThread = KafkaBlockingThread(name: "kafka.cons.poll")
         controlThread = KafkaBlockingThread(name: "kafka.cons.ctl")
     }
@@ -169,12 +173,13 @@ public final class KafkaConsumer: @unchecked Sendable {
     /// `timeout` (librdkafka 2.0.2 can hang here after a lost partition or a broker
     /// restart) it logs and returns anyway, leaving the stuck close behind.
     ///
-    /// With the cooperative-sticky assignor, a consumer that never got an assignment
-    /// first polls (up to half of `timeout`) for it: closing or destroying it earlier can
-    /// abort the process in librdkafka 2.0.2 (`rd_kafka_sticky_assignor_state_destroy:
+    /// With the cooperative-sticky assignor on a librdkafka before 2.2.0, a consumer that
+    /// never got an assignment first polls (up to half of `timeout`) for it: closing or
+    /// destroying it earlier can abort the process there (`rd_kafka_sticky_assignor_state_destroy:
     /// Assertion 'assignor_state' failed`, upstream issue 4312) when the group's join
     /// answer arrives during the close. If none comes, it unsubscribes (leaving the group)
     /// and abandons the handle without destroying it: only for a process about to exit.
+    /// A later librdkafka closes at once (`KafkaLibrary.abortsOnEarlyCooperativeClose`).
     public func close(timeout: Duration = .seconds(10)) async {
         guard closing.withLock({ was in defer { was = true }; return !was }) else { return }
         let once = ResumeOnce()
@@ -198,7 +203,11 @@ public final class KafkaConsumer: @unchecked Sendable {
     }
 
     private func closeBlocking(firstAssignmentWait: Duration) {
-        if cooperativeSticky, !awaitFirstAssignment(firstAssignmentWait) {
+        logger.info("Kafka consumer closing", metadata: [
+            "kafka.ever_assigned": "\(context.everAssigned.withLock { $0 })", "kafka.early_close_guard": "\(guardsEarlyClose)",
+            "librdkafka.version": "\(KafkaLibrary.version)",
+        ])
+        if guardsEarlyClose, !awaitFirstAssignment(firstAssignmentWait) {
             _ = try? handle.withHandle { rk in
                 _ = rd_kafka_unsubscribe(rk)
                 // Let the LeaveGroup go out; nothing polled here is processed.
@@ -209,7 +218,8 @@ public final class KafkaConsumer: @unchecked Sendable {
             }
             handle.abandon()
             logger.warning(
-                "Kafka consumer stopped before its first assignment; left the group without destroying the client (librdkafka 2.0.2 cooperative-sticky would abort)")
+                "Kafka consumer stopped before its first assignment; left the group without destroying the client (librdkafka before 2.2.0 would abort)",
+                metadata: ["librdkafka.version": "\(KafkaLibrary.version)"])
             return
         }
         _ = try? handle.withHandle { rk in
@@ -243,8 +253,9 @@ public final class KafkaConsumer: @unchecked Sendable {
         pollThread.stop()
         controlThread.stop()
         // Not closed: leave without the (possibly hanging) close; the group notices by session
-        // timeout. Cooperative-sticky before any assignment: destroying would abort the process.
-        if cooperativeSticky, !context.everAssigned.withLock({ $0 }) {
+        // timeout. Cooperative-sticky before any assignment, on a librdkafka before 2.2.0:
+        // destroying would abort the process.
+        if guardsEarlyClose, !context.everAssigned.withLock({ $0 }) {
             handle.abandon()
         } else {
             handle.destroy { rd_kafka_destroy_flags($0, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE) }

@@ -16,7 +16,7 @@ public final class KafkaPartitionReader: @unchecked Sendable {
     let handle: KafkaHandle
     let logger: Logger
     let groupID: String
-    private let thread = KafkaBlockingThread(name: "kafka.reader")
+    let thread = KafkaBlockingThread(name: "kafka.reader")
 
     /// A consumer client of `groupID` (auto-commit off, out-of-range reads are errors).
     public init(bootstrapServers: String, groupID: String, properties: [String: String] = [:], logger: Logger) throws {
@@ -50,6 +50,20 @@ public final class KafkaPartitionReader: @unchecked Sendable {
                     let offset = KafkaPartitionList.elements(list).first?.offset ?? -1
                     return offset >= 0 ? offset : nil
                 }
+            }
+        }
+    }
+
+    /// The start and end offset of `tp` as the broker reports them (ListOffsets). Only a
+    /// report: Tansu gives the base offset of the last record batch + 1 as the end, so
+    /// messages can exist at and past it (see `KafkaPartitionScan`).
+    public func reportedRange(_ tp: KafkaTopicPartition, timeout: Duration = .seconds(10)) async throws -> (start: Int64, end: Int64) {
+        try await thread.run { [handle] in
+            try handle.withHandle { rk in
+                var low: Int64 = 0, high: Int64 = 0
+                let err = rd_kafka_query_watermark_offsets(rk, tp.topic, tp.partition, &low, &high, timeout.kafkaMilliseconds)
+                guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError.rdKafka(err, "watermarks of \(tp)") }
+                return (low, high)
             }
         }
     }
@@ -118,103 +132,6 @@ public final class KafkaPartitionReader: @unchecked Sendable {
                 return (state, Int(info.pointee.member_cnt))
             }
         }
-    }
-
-    /// Every message of `topic` present when the scan starts (each partition
-    /// from its low to its high watermark), in offset order per partition.
-    /// Reads by assignment: no group is joined and no offset is committed, so
-    /// any number of scans (with any filters) see the same messages. Holds
-    /// them all: for a topic that may be large, `scan(topic:chunk:each:)`.
-    public func scan(topic: String, timeout: Duration = .seconds(30)) async throws -> [KafkaMessage] {
-        var all: [KafkaMessage] = []
-        try await scan(topic: topic, idleTimeout: timeout) { chunk in
-            all += chunk
-            return true
-        }
-        return all
-    }
-
-    /// The same messages as `scan(topic:)`, handed to `each` in chunks of at
-    /// most `chunk` as they are read, so a topic of any size is read in
-    /// bounded memory; `each` returns false to stop early. Fails when
-    /// `idleTimeout` passes with no message read (not when a long scan is slow).
-    public func scan(topic: String, chunk: Int = 500, idleTimeout: Duration = .seconds(30),
-                     each: ([KafkaMessage]) async throws -> Bool) async throws {
-        let timeoutMs = idleTimeout.kafkaMilliseconds
-        var remaining = try await thread.run { [handle] () throws -> [Int32: Int64] in
-            try handle.withHandle { rk in
-                let count = try KafkaMetadata.partitionCount(rk: rk, topic: topic, timeoutMs: timeoutMs)
-                var ends: [Int32: Int64] = [:]
-                var starts: [Int32: Int64] = [:]
-                for partition in 0..<Int32(clamping: count) {
-                    var low: Int64 = 0, high: Int64 = 0
-                    let err = rd_kafka_query_watermark_offsets(rk, topic, partition, &low, &high, timeoutMs)
-                    guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
-                        throw KafkaError.rdKafka(err, "watermarks of \(topic)[\(partition)]")
-                    }
-                    if high > low { starts[partition] = low; ends[partition] = high }
-                }
-                guard !ends.isEmpty else { return [:] }
-                let tps = ends.keys.sorted().map { KafkaTopicPartition(topic: topic, partition: $0) }
-                let assign = KafkaPartitionList.with(tps, offsets: tps.map { starts[$0.partition] ?? 0 }) { rd_kafka_assign(rk, $0) }
-                guard assign == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError.rdKafka(assign, "assign \(topic)") }
-                return ends
-            }
-        }
-        guard !remaining.isEmpty else { return }
-        do {
-            let size = max(1, chunk)
-            while !remaining.isEmpty {
-                let (messages, left) = try await thread.run { [handle, remaining] in
-                    try handle.withHandle { rk in
-                        try Self.readChunk(rk, topic: topic, remaining: remaining, size: size, idleTimeout: idleTimeout)
-                    }
-                }
-                remaining = left
-                if !messages.isEmpty, try await !each(messages) { break }
-            }
-        } catch {
-            _ = try? await unassign()
-            throw error
-        }
-        try await unassign()
-    }
-
-    private func unassign() async throws {
-        try await thread.run { [handle] in try handle.withHandle { rk in _ = rd_kafka_assign(rk, nil) } }
-    }
-
-    /// Up to `size` messages below their partitions' ends in `remaining`, and
-    /// the partitions still not read to their end (on the reader's thread).
-    private static func readChunk(_ rk: OpaquePointer, topic: String, remaining: [Int32: Int64], size: Int,
-                                  idleTimeout: Duration) throws -> ([KafkaMessage], [Int32: Int64]) {
-        var remaining = remaining
-        var messages: [KafkaMessage] = []
-        var deadline = ContinuousClock.now + idleTimeout
-        while !remaining.isEmpty, messages.count < size {
-            guard ContinuousClock.now < deadline else {
-                throw KafkaError.rdKafka(RD_KAFKA_RESP_ERR__TIMED_OUT,
-                                         "scan of \(topic): nothing read for \(idleTimeout), partitions \(remaining.keys.sorted()) not read to their end")
-            }
-            guard let message = rd_kafka_consumer_poll(rk, 200) else { continue }
-            defer { rd_kafka_message_destroy(message) }
-            deadline = ContinuousClock.now + idleTimeout
-            let partition = message.pointee.partition
-            let err = message.pointee.err
-            if err == RD_KAFKA_RESP_ERR__PARTITION_EOF {
-                remaining[partition] = nil
-                continue
-            }
-            guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
-                let text = rd_kafka_message_errstr(message).map { String(cString: $0) } ?? ""
-                throw KafkaError.rdKafka(err, "scanning \(topic)[\(partition)]: \(text)")
-            }
-            guard let end = remaining[partition] else { continue }
-            let copy = KafkaMessage(copying: message)
-            if copy.offset < end { messages.append(copy) }
-            if copy.offset + 1 >= end { remaining[partition] = nil }
-        }
-        return (messages, remaining)
     }
 
     /// Closes the client (it holds no group membership, so this is quick).

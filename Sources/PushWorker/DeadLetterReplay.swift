@@ -53,6 +53,16 @@ public struct DeadLetterReplay: Sendable {
         public var skipped = 0
         /// Chosen messages an earlier run already replayed (not replayed again without `again`).
         public var alreadyReplayed = 0
+        /// What was read of each partition of the dead-letter topic, against the end
+        /// the broker reported (which is not trusted as the end: `KafkaPartitionScan`).
+        public var partitions: [KafkaPartitionScan] = []
+
+        /// Whether every partition was read to its end: false when `limit` stopped the run,
+        /// so dead letters past what was read may exist.
+        public var readToEnd: Bool { partitions.allSatisfy(\.reachedEnd) }
+        /// Dead letters read at or past the end the broker reported (which a reader
+        /// stopping there would have missed).
+        public var pastReportedEnd: Int { partitions.reduce(0) { $0 + $1.pastReportedEnd } }
 
         /// The most entries a report lists (a run over a flood of dead letters
         /// counts them all but does not hold them all).
@@ -73,14 +83,16 @@ public struct DeadLetterReplay: Sendable {
     }
 
     /// Reads the dead-letter topic in chunks (a topic of millions of dead
-    /// letters is never held whole) and replays what `filter` chooses, in
-    /// offset order per partition; `each` hears of every replayed (or, on a
-    /// dry run, chosen) dead letter as it happens. The report lists the first
-    /// `Report.maxListed` of them and counts all.
+    /// letters is never held whole), each partition to the end its fetch
+    /// reaches, and replays what `filter` chooses, in offset order per
+    /// partition; `each` hears of every replayed (or, on a dry run, chosen)
+    /// dead letter as it happens. The report lists the first
+    /// `Report.maxListed` of them, counts all, and says what was read of each
+    /// partition against the end the broker reported.
     public func run(topics: TopicNames, filter: Filter, dryRun: Bool,
                     each: (Entry) -> Void = { _ in }) async throws -> Report {
         var report = Report()
-        try await reader.scan(topic: topics.deadLetter) { messages in
+        report.partitions = try await reader.scan(topic: topics.deadLetter) { messages in
             // Per chunk: what an earlier run replayed of these (never the whole table).
             let done = filter.again ? [] : try await replayedOrigins(topics.deadLetter, of: messages)
             for message in messages {

@@ -22,7 +22,11 @@ struct DLQReplayCommand: AsyncParsableCommand {
             message. For each chosen dead letter, the dead-lettered deliveries it carries move back \
             to `pending` (deliveries.replayed_at, replay_of, replays), so the worker sends them again \
             with a new attempt series, and the dead letter is recorded in `dlq_replays`: it is not \
-            replayed a second time unless --again. --dry-run lists exactly what a run would do.
+            replayed a second time unless --again. --dry-run lists exactly what a run would do. \
+            Each partition is read until the fetch finds nothing more, not only to the end the \
+            broker reports (Tansu reports the last record batch's base offset + 1); the run prints, \
+            per partition, the offsets it read against that reported end, and says so when --limit \
+            stopped it before the end.
             """)
 
     @Option(name: .long, help: "Kafka bootstrap servers (env PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS).")
@@ -86,7 +90,17 @@ struct DLQReplayCommand: AsyncParsableCommand {
         }
         await reader.close()
         await producer?.close()
+        // What was read, against what the broker reported: the run is complete only if
+        // every partition was read to the end its fetch reached.
+        for partition in report.partitions { say("read \(partition)") }
+        if report.pastReportedEnd > 0 {
+            say("note: \(report.pastReportedEnd) dead letter(s) lay at or past the end the broker reported; they were read too")
+        }
         say("\(dryRun ? "would replay" : "replayed") \(report.count), skipped \(report.skipped) (filters), "
             + "already replayed \(report.alreadyReplayed)\(report.alreadyReplayed > 0 && !again ? " (--again replays them)" : "")")
+        if !report.readToEnd {
+            let open = report.partitions.filter { !$0.reachedEnd }.map { "\($0.partition)" }.joined(separator: ", ")
+            say("NOT read to the end (--limit \(limit) reached): \(open) may hold more dead letters; run again to go on")
+        }
     }
 }

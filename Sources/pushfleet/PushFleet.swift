@@ -10,7 +10,7 @@ struct PushFleet: AsyncParsableCommand {
         subcommands: [
             WorkerCommand.self, MigrateCommand.self, EnqueueCommand.self, SimulateCommand.self,
             MockKafkaCommand.self, DemoCommand.self, DLQCommand.self, BenchCommand.self,
-            MaintainCommand.self, ReportCommand.self, SkipCommand.self, TopicsCommand.self,
+            MaintainCommand.self, ReportCommand.self, SkipCommand.self, TopicsCommand.self, VersionCommand.self,
         ])
 }
 

@@ -19,6 +19,9 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Write the CA certificate clients must trust to this file.")
     var caOut: String?
 
+    @Option(name: .long, help: "On SIGTERM/SIGINT, write what the simulator answered (SimulatorStats, e.g. APNs sends per apns-id) as JSON here before stopping.")
+    var statsJSON: String?
+
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
@@ -33,6 +36,11 @@ struct SimulateCommand: AsyncParsableCommand {
         }
         say("simulator listening on https://\(configuration.host):\(simulator.port) (token endpoint \(simulator.tokenURI))")
         await waitForTerminationSignal()
+        if let statsJSON {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try encoder.encode(simulator.stats()).write(to: URL(fileURLWithPath: statsJSON), options: .atomic)
+        }
         try await simulator.shutdown()
     }
 }

@@ -78,6 +78,12 @@ struct SkipCommand: AsyncParsableCommand {
             throw CommandFailure(scaleToZero(settings.group, detail: "it has \(info.members) active member(s) (state \(info.state))"))
         }
         let message = try await reader.read(tp, offset: offset)
+        // What was read, against the range the broker reports (a report only: Tansu gives
+        // the last batch's base offset + 1 as the end, so a message can lie past it).
+        if let range = try? await reader.reportedRange(tp) {
+            let past = offset >= range.end ? "; it lies past the reported end, and was read all the same" : ""
+            say("read \(tp)@\(offset) (\(message.value.count) bytes); the broker reports \(tp) as \(range.start)…\(range.end)\(past)")
+        }
         let dlq = TopicNames(prefix: settings.prefix).deadLetter
         try await deadLetter(message, to: dlq, settings: settings, logger: logger)
         do {

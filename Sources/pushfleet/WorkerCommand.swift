@@ -53,6 +53,10 @@ struct WorkerCommand: AsyncParsableCommand {
         MetricsSystem.bootstrap(exposition.factory)
         let metrics = WorkerMetrics(factory: exposition.factory)
         metrics.registerZeroSeries(configuration)
+        let build = BuildInfo.components()
+        metrics.setBuildInfo(build)
+        logger.info("pushfleet starting", metadata: Logger.Metadata(
+            uniqueKeysWithValues: build.map { ($0.name == "version" ? "pushfleet.version" : "\($0.name).version", .string($0.version)) }))
         let health = HealthState(livenessWindow: observability.livenessWindow)
         let worker = PushWorkerService(configuration: configuration, logger: logger, observer: metrics, health: health)
         let server = ObservabilityServer(

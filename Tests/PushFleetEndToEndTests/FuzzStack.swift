@@ -112,23 +112,23 @@ final class FuzzStack {
         }
         guard !bootstrap.isEmpty else { throw TestFailure("mock-kafka did not start:\n\(kafka?.log.suffix(2000) ?? "")") }
 
-        try await shell("""
+        try await files.shell("""
             openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out apns.p8 \
             && openssl ec -in apns.p8 -pubout -out apns.pub 2>/dev/null \
             && openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out fcm.pem 2>/dev/null \
             && openssl pkey -in fcm.pem -pubout -out fcm.pub
             """)
         let port = simulatorPort
-        let apnsPublic = try read("apns.pub"), fcmPublic = try read("fcm.pub"), fcmPrivate = try read("fcm.pem")
+        let apnsPublic = try files.read("apns.pub"), fcmPublic = try files.read("fcm.pub"), fcmPrivate = try files.read("fcm.pem")
         let email = "fuzz@pushfleet-fuzz.iam.gserviceaccount.com"
-        try write("simulator.json", json([
+        try files.write("simulator.json", files.json([
             "port": port,
             "apnsKeys": [["keyID": "FUZZKEY001", "teamID": "FUZZTEAM01", "publicKeyPEM": apnsPublic, "topics": [String]()]],
             "fcmAccounts": [["clientEmail": email, "privateKeyID": "fuzzkey", "projectID": "pushfleet-fuzz", "publicKeyPEM": fcmPublic]],
             "apnsTokenUpdateAllowance": 100,
             "hmsApps": [["appId": Self.hmsAppID, "clientSecret": "fuzz-hms-secret"]],
         ]))
-        try write("hms-secret", "fuzz-hms-secret")
+        try files.write("hms-secret", "fuzz-hms-secret")
         simulator = try FuzzProcess(name: "simulator", binary, ["simulate", "--config", directory + "/simulator.json",
                                                                  "--ca-out", directory + "/ca.pem", "--log-level", "warning"],
                                     logPath: directory + "/simulator.log")
@@ -140,7 +140,7 @@ final class FuzzStack {
             throw TestFailure("simulator did not start:\n\(simulator?.log.suffix(2000) ?? "")")
         }
         let base = "https://127.0.0.1:\(port)"
-        try write("service-account.json", json([
+        try files.write("service-account.json", files.json([
             "type": "service_account", "project_id": "pushfleet-fuzz", "private_key_id": "fuzzkey", "private_key": fcmPrivate,
             "client_email": email, "token_uri": base + "/token",
         ]))
@@ -165,13 +165,13 @@ final class FuzzStack {
                         "token_url": base + "/oauth2/v3/token"],
             ]],
         ]
-        try write("worker.json", json(config))
+        try files.write("worker.json", files.json(config))
         // Worker 0 runs with tight memory bounds, so hostile batches go through it in
         // parts of 32 deliveries, and a few wide messages fill its byte bound: the
         // parts, the permits and the byte bound meet every kind of bad input.
         var tight = config
         tight["worker"] = ["max_deliveries_in_flight": 64, "max_in_flight_bytes": 1 << 20]
-        try write("worker-tight.json", json(tight))
+        try files.write("worker-tight.json", files.json(tight))
         for index in 0..<workerCount {
             workers.append(try FuzzProcess(
                 name: "worker-\(index)", binary, ["worker", "--config", directory + (index == 0 ? "/worker-tight.json" : "/worker.json")],
@@ -195,20 +195,7 @@ final class FuzzStack {
         if !keepDirectory { try? FileManager.default.removeItem(atPath: directory) }
     }
 
-    private func shell(_ script: String) async throws {
-        let run = try await TestEnvironment.run("/bin/sh", ["-c", "cd '\(directory)' && " + script], timeout: .seconds(60))
-        guard run.status == 0 else { throw TestFailure("\(script) failed: \(run.output)") }
-    }
-
-    private func read(_ name: String) throws -> String { try String(contentsOfFile: directory + "/" + name, encoding: .utf8) }
-
-    private func write(_ name: String, _ text: String) throws {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/" + name), options: .atomic)
-    }
-
-    private func json(_ object: [String: Any]) throws -> String {
-        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
-    }
+    private var files: WorkDirectory { WorkDirectory(path: directory) }
 
     /// A free TCP port on 127.0.0.1 (the simulator is told it; its own port-0 report is buffered stdout).
     static func freePort() throws -> Int {

@@ -37,17 +37,30 @@ extension TestEnvironment {
     /// Uses posix_spawn and waitpid directly: Foundation's `Process` was seen
     /// to miss the exit of a child that had started a daemon (the chaos
     /// run's PostgreSQL restart), leaving `isRunning` true for ever.
-    static func run(_ path: String, _ arguments: [String], timeout: Duration) async throws -> Run {
+    /// With `environment`, the child gets this process's environment less its
+    /// PUSHFLEET_* variables (as `BackgroundProcess` does) plus `environment`;
+    /// `stdin` names a file for its standard input.
+    static func run(_ path: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil,
+                    timeout: Duration) async throws -> Run {
         let outputPath = NSTemporaryDirectory() + "e2e-out-\(UUID().uuidString).log"
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        if let stdin { posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0) }
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
+        var envp: [UnsafeMutablePointer<CChar>?] = []
+        if let environment {
+            var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHFLEET_") }
+            for (k, v) in environment { env[k] = v }
+            envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        }
+        defer { for p in argv + envp { free(p) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        let spawned = envp.isEmpty
+            ? posix_spawn(&pid, path, &actions, nil, argv, environ)
+            : posix_spawn(&pid, path, &actions, nil, argv, envp)
         guard spawned == 0 else { throw TestFailure("cannot start \(path): errno \(spawned)") }
         let deadline = ContinuousClock.now + timeout
         var status: Int32 = 0

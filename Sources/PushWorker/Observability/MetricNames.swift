@@ -36,6 +36,8 @@ public enum MetricNames {
     public static let unreadableRetryAttempts = "pushfleet_retry_attempt_unreadable_total"
     public static let poisonRecords = "pushfleet_poison_records_total"
     public static let credentialFailures = "pushfleet_credential_failures_total"
+    /// Always 1; its labels are PushFleet's version and the loaded C libraries' versions.
+    public static let buildInfo = "pushfleet_build_info"
     /// CPU seconds by thread role (label `thread`: `ThreadCPU.roles`).
     public static let threadCPU = "pushfleet_thread_cpu_seconds_total"
     /// The standard process metrics of Prometheus's client libraries.
