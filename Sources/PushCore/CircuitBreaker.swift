@@ -168,6 +168,16 @@ extension CircuitBreaker {
         if outcome == .success { buckets[buckets.count - 1].successes += 1 } else { buckets[buckets.count - 1].failures += 1 }
     }
 
+    /// Successes and failures within the window ending at `now` (what the
+    /// breaker judges by): a client's recent error share, for health pages.
+    public func windowCounts(now: ContinuousClock.Instant) -> (successes: Int, failures: Int) {
+        guard let origin else { return (0, 0) }
+        let width = configuration.window / Int(Self.bucketCount)
+        guard width > .zero else { return (0, 0) }
+        let oldest = Int64((now - origin) / width) - Self.bucketCount + 1
+        return buckets.filter { $0.index >= oldest }.reduce((0, 0)) { ($0.0 + $1.successes, $0.1 + $1.failures) }
+    }
+
     /// Successes and failures within the window ending at `now`; drops older buckets.
     private mutating func totals(now: ContinuousClock.Instant) -> (Int, Int) {
         let oldest = bucketIndex(now) - Self.bucketCount + 1

@@ -7,7 +7,7 @@ extension FCMAccessTokenProvider {
         try JWT.rs256(
             header: [("alg", .string("RS256")), ("typ", .string("JWT")), ("kid", .string(accountKeyID))],
             claims: [
-                ("iss", .string(accountEmail)), ("scope", .string(Self.scope)), ("aud", .string(accountTokenURI)),
+                ("iss", .string(accountEmail)), ("scope", .string(Self.scope)), ("aud", .string(grantURL)),
                 ("iat", .int(issuedAt)), ("exp", .int(issuedAt + 3600)),
             ],
             key: signingKey)

@@ -26,7 +26,9 @@ public final class FCMAccessTokenProvider: Sendable {
 
     /// - Parameters:
     ///   - tokenURIOverride: where to POST the grant instead of the account's
-    ///     `token_uri` (the JWT's `aud` stays the account's `token_uri`).
+    ///     `token_uri`; the JWT's `aud` names that endpoint too (a token
+    ///     endpoint accepts only assertions meant for it). To reach Google's
+    ///     endpoint through a proxy, use an HTTP CONNECT proxy instead.
     /// - Throws: `ProviderError.invalidKey` unless `private_key` is an RSA key.
     public init(
         account: FCMServiceAccount, http: HTTP2Client, tokenURIOverride: String? = nil,
@@ -48,7 +50,6 @@ public final class FCMAccessTokenProvider: Sendable {
 
     var accountKeyID: String { account.privateKeyID }
     var accountEmail: String { account.clientEmail }
-    var accountTokenURI: String { account.tokenURI }
 
     /// How many token fetches were started (diagnostics and tests).
     public var fetchCount: Int { cache.fetchCount }

@@ -1,3 +1,4 @@
+import Foundation
 import PushCore
 
 /// How a provider client protects the provider and itself: rate limit,
@@ -92,6 +93,12 @@ public struct ProviderClientStats: Sendable, Equatable {
     public var circuitState: CircuitBreaker.State = .closed
     /// The limiter's current rate (requests per second), nil when unlimited.
     public var currentRate: Double?
+    /// When the provider last answered a request with a 2xx.
+    public var lastSuccessAt: Date?
+    /// Answers and failures the circuit breaker counts in its window (10 s by
+    /// default) now: what a health page shows as the client's error share.
+    public var recentRequests = 0
+    public var recentFailures = 0
 
     public init() {}
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PushCore
 import PushHTTP
@@ -93,6 +94,7 @@ final class ProviderGuard: Sendable {
                 state.stats.rateLimited += 1
                 state.limiter.rateLimited(now: now, retryAfter: retryAfter)
             }
+            if (200..<300).contains(status) { state.stats.lastSuccessAt = Date() }
             return state.breaker.record(status >= 500 && !throttled ? .failure : .success, now: now)
         }
         if let change { log(change) }
@@ -146,6 +148,9 @@ final class ProviderGuard: Sendable {
             stats.circuitState = state.breaker.state
             stats.circuitOpenings = state.breaker.timesOpened
             stats.currentRate = state.limiter.currentRate
+            let recent = state.breaker.windowCounts(now: ContinuousClock.now)
+            stats.recentRequests = recent.successes + recent.failures
+            stats.recentFailures = recent.failures
             return stats
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PushTestSupport
 
 /// Who owned which partition when, read back from the workers' JSON logs
 /// (PushKafka's `Kafka partitions assigned / revoked / lost` lines, with

@@ -51,6 +51,26 @@ struct FCMAuthLiveTests {
         }
     }
 
+    /// `apps.<app>.fcm.token_uri` points the grant at another token endpoint
+    /// than the service account names: the assertion's audience must be that
+    /// endpoint, or it refuses every grant and no send can ever go.
+    @Test("a token_uri override is the grant's audience too")
+    func tokenURIOverrideIsTheAudience() async throws {
+        try await withLiveStack { stack in
+            let http = try stack.makeHTTPClient()
+            defer { http.shutdown() }
+            var elsewhere = stack.account
+            elsewhere.tokenURI = "https://oauth2.example.invalid/token"
+            let fcm = try FCMClient(
+                configuration: FCMClientConfiguration(baseURL: stack.baseURL, serviceAccount: elsewhere,
+                                                      tokenURIOverride: stack.simulator.tokenURI),
+                http: http, logger: .test)
+            let status = try await fcm.send(LiveStack.fcmRequest(token: LiveStack.fcmToken(1))).status
+            #expect(status == 200)
+            #expect(stack.simulator.stats().tokensIssued == 1)
+        }
+    }
+
     @Test("access token refreshed before it expires")
     func refreshBeforeExpiry() async throws {
         try await withLiveStack { stack in

@@ -9,6 +9,8 @@ public struct HealthSnapshot: Sendable, Equatable {
     public var livenessWindow: Duration
     /// Draining for shutdown.
     public var stopping: Bool
+    /// Lanes, providers and backlog: reported, never part of readiness.
+    public var details = HealthDetails()
 
     public init(partitionsAssigned: Int, postgresReachable: Bool, sinceLastBeat: Duration, livenessWindow: Duration,
                 stopping: Bool = false) {
@@ -23,12 +25,13 @@ public struct HealthSnapshot: Sendable, Equatable {
     public var ready: Bool { live && !stopping && partitionsAssigned > 0 && postgresReachable }
 
     /// The JSON body of `/health/live` and `/health/ready`, e.g.
-    /// `{"ready":false,"live":true,"partitions_assigned":0,"postgres":"unreachable","last_heartbeat_seconds_ago":0.4}`.
+    /// `{"ready":false,"live":true,"partitions_assigned":0,"postgres":"unreachable","stopping":false,
+    /// "last_heartbeat_seconds_ago":0.4,"lanes":{…},"providers":[…],"backlog":{…}}`.
     public func json() -> String {
         let seconds = Double(sinceLastBeat.components.seconds) + Double(sinceLastBeat.components.attoseconds) / 1e18
         let ago = (seconds * 10).rounded() / 10
         return "{\"ready\":\(ready),\"live\":\(live),\"partitions_assigned\":\(partitionsAssigned),"
             + "\"postgres\":\"\(postgresReachable ? "reachable" : "unreachable")\","
-            + "\"stopping\":\(stopping),\"last_heartbeat_seconds_ago\":\(ago)}"
+            + "\"stopping\":\(stopping),\"last_heartbeat_seconds_ago\":\(ago),\(details.jsonMembers())}"
     }
 }

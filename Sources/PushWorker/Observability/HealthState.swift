@@ -23,6 +23,7 @@ public final class HealthState: Sendable {
         var postgresReachable = false
         var stopping = false
         var lastBeat: ContinuousClock.Instant
+        var details = HealthDetails()
     }
 
     /// - Parameters:
@@ -52,6 +53,11 @@ public final class HealthState: Sendable {
         state.withLock { $0.postgresReachable = reachable }
     }
 
+    /// Lanes, providers and backlog, as the worker last looked (reported, not judged).
+    public func setDetails(_ details: HealthDetails) {
+        state.withLock { $0.details = details }
+    }
+
     /// The worker is draining for shutdown: never ready again.
     public func markStopping() {
         state.withLock { $0.stopping = true }
@@ -61,9 +67,11 @@ public final class HealthState: Sendable {
     public func snapshot() -> HealthSnapshot {
         let instant = now()
         return state.withLock { s in
-            HealthSnapshot(
+            var snapshot = HealthSnapshot(
                 partitionsAssigned: s.partitionsAssigned, postgresReachable: s.postgresReachable,
                 sinceLastBeat: instant - s.lastBeat, livenessWindow: livenessWindow, stopping: s.stopping)
+            snapshot.details = s.details
+            return snapshot
         }
     }
 

@@ -18,6 +18,12 @@ public enum MetricNames {
     /// deliveries parked (`pushfleet_notifications_sent_total{status="parked"}`),
     /// what a provider's trouble costs in writes.
     public static let parkedMessages = "pushfleet_parked_messages_total"
+    /// Deliveries not final in the ledger, fleet-wide (label `status`:
+    /// `pending`, `retrying`, `parked`): the backlog behind the retry tiers
+    /// and parked topics, which consumer lag does not show.
+    public static let unfinishedDeliveries = "pushfleet_unfinished_deliveries"
+    /// Age of the oldest unfinished delivery (seconds since its `created_at`).
+    public static let oldestUnfinished = "pushfleet_oldest_unfinished_seconds"
     /// This replica's share of the fleet-wide provider quotas (0...1).
     public static let quotaShare = "pushfleet_quota_share"
     public static let circuitState = "pushfleet_circuit_state"

@@ -62,6 +62,13 @@ public struct WorkerCounters: Sendable {
     public var partitionsBackpressuredByLane: [Lane: Int] = [:]
     /// Times a partition was paused because the in-flight bound was reached.
     public var backpressurePauses = 0
+    /// Deliveries not final in the ledger, fleet-wide, per status (`pending`,
+    /// `retrying`, `parked`), as PostgreSQL last said:
+    /// `pushfleet_unfinished_deliveries{status}`.
+    public var unfinishedByStatus: [String: Int] = [:]
+    /// Seconds since the oldest unfinished delivery's `created_at`:
+    /// `pushfleet_oldest_unfinished_seconds` (nil: none).
+    public var oldestUnfinishedSeconds: Double?
     /// This replica's share of the fleet-wide provider quotas (its share of
     /// the lanes' intake partitions); nil when no quota is fleet-wide:
     /// `pushfleet_quota_share`.

@@ -37,6 +37,10 @@ extension WorkerMetrics {
             gauge(MetricNames.inFlightBytes).record(totals.inFlightBytes)
             setPartitionsAssigned(totals.partitionsAssigned)
             if let share = totals.quotaShare { gauge(MetricNames.quotaShare).record(share) }
+            for status in ["pending", "retrying", "parked"] {
+                gauge(MetricNames.unfinishedDeliveries, [("status", status)]).record(totals.unfinishedByStatus[status] ?? 0)
+            }
+            gauge(MetricNames.oldestUnfinished).record(totals.oldestUnfinishedSeconds ?? 0)
             previous = totals
         }
     }

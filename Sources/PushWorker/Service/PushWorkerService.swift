@@ -82,7 +82,6 @@ public final class PushWorkerService: Service, Sendable {
         }
         activeConsumers.withLock { $0 = consumers }
         activeRouter.withLock { $0 = router }
-        let probe = startPostgresProbe(pool)
         let permits = DeliveryPermits(capacity: configuration.worker.maxDeliveriesInFlight,
                                       bulkFloor: configuration.worker.bulkFloor,
                                       interactiveReserve: configuration.worker.interactiveReserve)
@@ -97,6 +96,7 @@ public final class PushWorkerService: Service, Sendable {
         }
         for context in lanes { installRebalanceHandler(context) }
         let quotas = startQuotaShares(router: router, lanes: lanes)
+        let probe = startProbe(pool: pool, ledger: stores.ledger, router: router)
 
         logger.info("worker started", metadata: [
             "worker.id": "\(configuration.worker.id)",
@@ -157,28 +157,4 @@ public final class PushWorkerService: Service, Sendable {
     }
 
     var isStopping: Bool { stopping.withLock { $0 } }
-
-    /// Readiness needs PostgreSQL: `SELECT 1` now and every 5 s while the worker runs.
-    private func startPostgresProbe(_ pool: PostgresPool) -> Task<Void, Never> {
-        guard let health else { return Task {} }
-        let logger = self.logger
-        return Task {
-            var last: Bool?
-            while !Task.isCancelled {
-                let reachable: Bool
-                do {
-                    _ = try await pool.withConnection { try await $0.query("SELECT 1") }
-                    reachable = true
-                } catch {
-                    reachable = false
-                    if last != false {
-                        logger.warning("PostgreSQL unreachable; not ready", metadata: ["error": "\(error)"])
-                    }
-                }
-                health.setPostgresReachable(reachable)
-                last = reachable
-                try? await Task.sleep(for: .seconds(5))
-            }
-        }
-    }
 }

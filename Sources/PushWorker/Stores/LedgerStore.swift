@@ -100,4 +100,26 @@ final class LedgerStore: Sendable {
         }
         return result
     }
+
+    /// The ledger's unfinished deliveries (`pending`, `retrying`, `parked`),
+    /// per status, and the `created_at` of the oldest: what waits on retry
+    /// tiers and parked topics, fleet-wide. One index scan of the unfinished
+    /// rows (`deliveries_unfinished_idx`), which final rows never enter.
+    func unfinished() async throws -> (byStatus: [String: Int], oldest: Date?) {
+        let rows = try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                SELECT status AS s, count(*) AS n, min(created_at) AS o FROM deliveries
+                WHERE status IN ('pending', 'retrying', 'parked') GROUP BY status
+                """)
+        }
+        var byStatus: [String: Int] = [:]
+        var oldest: Date?
+        for row in rows.rows {
+            guard let status = row["s"], let n = row["n"].flatMap({ Int($0) }) else { continue }
+            byStatus[status] = n
+            if let o = try? row.date("o") { oldest = min(oldest ?? o, o) }
+        }
+        return (byStatus, oldest)
+    }
 }
