@@ -47,9 +47,14 @@ let package = Package(
         .target(
             name: "PushKafka",
             dependencies: ["CRdKafka", "PushCore", .product(name: "Logging", package: "swift-log")]),
+        // The SQL migrations (schemas/postgres/*.sql, the one copy) compiled into PushPostgres
+        // at build time, so the binary needs no repository: a build tool and the plugin that runs it.
+        .executableTarget(name: "embed-migrations"),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"]),
         .target(
             name: "PushPostgres",
-            dependencies: ["CLibpq", "PushCore", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CLibpq", "PushCore", .product(name: "Logging", package: "swift-log")],
+            plugins: ["EmbedMigrations"]),
         .target(
             name: "PushHTTP",
             dependencies: ["CCurl", "CShims", "PushCore", .product(name: "Logging", package: "swift-log")]),

@@ -643,14 +643,17 @@ def check_dockerfile(c, config, dep):
     dep_args = (((dep or {}).get("spec", {}).get("template", {}).get("spec", {}).get("containers") or [{}])[0]).get("args") or []
     if dep and "--config" in dep_args[:-1]:
         c.check(dep_args[dep_args.index("--config") + 1] == config_path, f, "CMD --config differs from the Deployment's")
+    # The binary carries its SQL migrations (the EmbedMigrations plugin), so the
+    # build stage needs Plugins/ and schemas/, and the runtime image no copy of them.
+    copied = [r.split()[0] for w, r in build if w == "COPY"]
+    for src in ("Package.swift", "Sources", "Plugins", "schemas"):
+        c.check(src in copied, f, f"the build stage does not COPY {src}, which the build needs")
     env = " ".join(r for w, r in runtime if w == "ENV")
-    m = re.search(r"PUSHFLEET_MIGRATIONS_DIR=(\S+)", env)
-    dests = [r.split()[-1] for w, r in runtime if w == "COPY" and "schemas/postgres" in r or (w == "COPY" and "migrations" in r)]
-    c.check(m and m.group(1) in dests, f, "PUSHFLEET_MIGRATIONS_DIR must name where the migrations are copied")
+    c.check("PUSHFLEET_MIGRATIONS_DIR" not in env, f, "PUSHFLEET_MIGRATIONS_DIR would replace the migrations built into the binary")
     ignore = c.path("deploy", "docker", "Dockerfile.dockerignore")
     if c.check(os.path.exists(ignore), ignore, "missing (BuildKit's <Dockerfile>.dockerignore)"):
         patterns = [l.strip() for l in open(ignore) if l.strip() and not l.startswith("#") and not l.startswith("!")]
-        for src in ("Package.swift", "Sources", "Tests", "schemas", "schemas/postgres"):
+        for src in ("Package.swift", "Sources", "Plugins", "Tests", "schemas", "schemas/postgres"):
             c.check(not any(fnmatch.fnmatch(src, p) for p in patterns), ignore, f"excludes {src}, which the build needs")
     c.check(not os.path.exists(c.path(".dockerignore")), c.path(".dockerignore"), "a root .dockerignore is not allowed (use deploy/docker/Dockerfile.dockerignore)")
     return config_path

@@ -54,7 +54,7 @@ struct BenchPipelineRun {
             for tier in ["5s", "1m", "10m"] { try cluster.createTopic("push.retry.\(tier)", partitions: 3) }
             try cluster.createTopic("push.dlq", partitions: 3)
             try writeConfig(setup: setup, sink: sink, bootstrap: cluster.bootstrapServers)
-            _ = try await MigrateCommand.migrate(url: databaseURL, directory: try migrationsDirectory(nil), logger: logger)
+            _ = try await MigrateCommand.migrate(url: databaseURL, migrations: try migrationsToApply(nil), logger: logger)
             if userDevices > 0 { try await registerUsers() }
             if pgStatements { try await BenchStatements.reset(url: databaseURL, logger: logger) }
             say("local stack: kafka \(cluster.bootstrapServers) (\(Self.topic) × \(partitions)), sink pid \(sink.process.processIdentifier), app \(app)")
