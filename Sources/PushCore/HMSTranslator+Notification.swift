@@ -9,7 +9,9 @@ extension HMSTranslator {
     }
 
     /// The message a notification makes for one Push Kit token:
-    /// - `notification.title/body/image` from the alert and `image_url`;
+    /// - `notification.title/body/image` from the alert and `image_url` when
+    ///   the alert has a title and a body; none (a data message) when it has
+    ///   neither, whatever the image;
     /// - `data` with every value as a string (non-strings as their JSON text);
     /// - `android.urgency` HIGH for high priority, else NORMAL;
     /// - `android.ttl` from the expiry (0 for do-not-store), none without one;
@@ -61,6 +63,9 @@ extension HMSTranslator {
                     message: "Push Kit message is \(bytes) bytes without its token, over the \(maxMessageBytes)-byte limit"))
             case .negativeTTL:
                 return .failure(TranslationError(code: "InvalidTTL", message: "the Push Kit ttl is negative"))
+            case .incompleteNotification:
+                return .failure(TranslationError(
+                    code: "IncompleteAlert", message: "Push Kit shows a notification only with both a title and a body"))
             case .invalidClickAction:
                 return .failure(TranslationError(code: "InvalidClickAction", message: "the category cannot be a Push Kit click action"))
             }

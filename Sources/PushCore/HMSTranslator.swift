@@ -36,11 +36,15 @@ public enum HMSTranslator {
         case action(String)
     }
 
-    /// One notification for one Push Kit token.
+    /// One notification for one Push Kit token: a notification message
+    /// (shown by the phone) when it has a title and a body, which Push Kit
+    /// requires of every notification message; else a data message (`data`
+    /// handed to the app), which shows nothing and so carries no image.
     public struct Message: Sendable {
         public var token: String
         public var title: String?
         public var body: String?
+        /// Shown beside the title and body; left out of a data message.
         public var image: String?
         /// Sent as `message.data`, a JSON object encoded into one string (Push Kit's `data` is a string).
         public var data: [(key: String, value: String)]
@@ -71,8 +75,12 @@ public enum HMSTranslator {
             self.clickAction = clickAction
         }
 
-        /// Whether it shows a notification (title, body or image), else it is a data message.
-        var hasAlert: Bool { [title, body, image].contains { !($0 ?? "").isEmpty } }
+        /// A notification message (title and body), a data message (neither),
+        /// or nil when it has only one of the two, which Push Kit refuses.
+        var isNotification: Bool? {
+            let hasTitle = !(title ?? "").isEmpty, hasBody = !(body ?? "").isEmpty
+            return hasTitle == hasBody ? hasTitle : nil
+        }
     }
 
     /// Why a message cannot be sent to Push Kit.
@@ -81,6 +89,8 @@ public enum HMSTranslator {
         /// The message without its token is `bytes` long, over `maxMessageBytes`.
         case tooLarge(bytes: Int)
         case negativeTTL
+        /// A title without a body or a body without a title.
+        case incompleteNotification
         /// A click action without its intent/action, or a URL that is not https.
         case invalidClickAction
     }

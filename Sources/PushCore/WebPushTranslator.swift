@@ -39,15 +39,17 @@ public enum WebPushTranslator {
 
     /// What the service worker receives: id, title, body, image, tag (the
     /// collapse key), and the data with every value as a string (non-strings
-    /// as their JSON text, as FCM takes them).
+    /// as their JSON text, as FCM takes them). A title or body that is absent
+    /// or empty is left out, so a data-only notification carries no text.
     public static func payload(for n: PushNotification) -> WebPushNotificationPayload {
         var data: [String: String] = [:]
         for (key, value) in n.data {
             if case .string(let s) = value { data[key] = s } else { data[key] = String(decoding: value.encoded(), as: UTF8.self) }
         }
+        let title = n.alert?.title, body = n.alert?.body
         return WebPushNotificationPayload(
-            id: n.id.uuidString.lowercased(), title: n.alert?.title ?? "", body: n.alert?.body, image: n.imageURL,
-            tag: n.collapseKey, data: data)
+            id: n.id.uuidString.lowercased(), title: title?.isEmpty == false ? title : nil,
+            body: body?.isEmpty == false ? body : nil, image: n.imageURL, tag: n.collapseKey, data: data)
     }
 
     /// `TTL` in seconds: 0 for do-not-store, else the time left until
