@@ -30,7 +30,9 @@ extension HMSTranslator {
             }
             android.member("urgency", .string(message.urgency.rawValue), into: &out)
             if let category = message.category, !category.isEmpty { android.member("category", .string(category), into: &out) }
-            if let ttl = message.ttlSeconds { android.member("ttl", .string("\(min(ttl, maxTTLSeconds))s"), into: &out) }
+            if let ttl = message.ttlSeconds {
+                android.member("ttl", .string("\(max(minTTLSeconds, min(ttl, maxTTLSeconds)))s"), into: &out)
+            }
             if let tag = message.biTag, !tag.isEmpty { android.member("bi_tag", .string(tag), into: &out) }
             if isNotification {
                 android.object("notification", into: &out) { notification, out in

@@ -14,7 +14,8 @@ extension HMSTranslator {
     ///   neither, whatever the image;
     /// - `data` with every value as a string (non-strings as their JSON text);
     /// - `android.urgency` HIGH for high priority, else NORMAL;
-    /// - `android.ttl` from the expiry (0 for do-not-store), none without one;
+    /// - `android.ttl`: the notification's lifetime (`PushNotification.storageSeconds`),
+    ///   within 1 s (do-not-store) ... 15 days;
     /// - `android.collapse_key` from the collapse key (`collapseKey(for:)`);
     /// - `click_action` type 1 with the category as its action, else type 3 (open the app).
     public static func message(for n: PushNotification, token: String, now: Date?) -> Message {
@@ -23,18 +24,11 @@ extension HMSTranslator {
         for (key, value) in n.data {
             if case .string(let s) = value { data.append((key, s)) } else { data.append((key, String(decoding: value.encoded(), as: UTF8.self))) }
         }
-        var ttl: Int64?
-        if n.doNotStore {
-            ttl = 0
-        } else if let expiresAt = n.expiresAt {
-            let left = expiresAt.timeIntervalSince(now ?? n.createdAt).rounded(.down)
-            let seconds = left.isFinite ? max(0, min(Double(maxTTLSeconds), left)) : 0
-            ttl = Int64(exactly: seconds) ?? 0
-        }
         let click: ClickAction = n.category.map { .action($0) } ?? .openApp
         return Message(
             token: token, title: n.alert?.title, body: n.alert?.body, image: n.imageURL, data: data,
-            collapseKey: n.collapseKey, urgency: n.priority == .high ? .high : .normal, ttlSeconds: ttl,
+            collapseKey: n.collapseKey, urgency: n.priority == .high ? .high : .normal,
+            ttlSeconds: n.storageSeconds(now: now, cap: maxTTLSeconds),
             clickAction: click)
     }
 

@@ -17,6 +17,10 @@ public enum HMSTranslator {
     public static let maxMessageBytes = 4096
     /// Push Kit caches a message for at most 15 days.
     public static let maxTTLSeconds: Int64 = 15 * 24 * 3600
+    /// The shortest `android.ttl` sent: Huawei documents the TTL as a cache
+    /// duration (1 day by default) and gives 0 no meaning, so "now or never"
+    /// is sent as a one-second cache.
+    public static let minTTLSeconds: Int64 = 1
 
     /// `android.urgency`.
     public enum Urgency: String, Sendable {
@@ -51,7 +55,8 @@ public enum HMSTranslator {
         /// Mapped to Push Kit's integer `collapse_key` by `collapseKey(for:)`.
         public var collapseKey: String?
         public var urgency: Urgency
-        /// Seconds Push Kit keeps the message for an offline device; clamped to `maxTTLSeconds`.
+        /// Seconds Push Kit keeps the message for an offline device; sent
+        /// within `minTTLSeconds`...`maxTTLSeconds`, and not at all when nil.
         public var ttlSeconds: Int64?
         public var category: String?
         public var biTag: String?

@@ -109,7 +109,7 @@ final class NewPlatformIntakeTests: XCTestCase {
         // TTL is total for any dates: already expired is 0, far future is capped at 28 days.
         XCTAssertEqual(WebPushTranslator.ttl(for: n, now: created.addingTimeInterval(7200)), 0)
         n.expiresAt = Date.distantFuture
-        XCTAssertEqual(WebPushTranslator.ttl(for: n, now: nil), WebPushTranslator.defaultTTLSeconds)
+        XCTAssertEqual(WebPushTranslator.ttl(for: n, now: nil), 28 * 86_400)
         n.priority = .low
         XCTAssertEqual(WebPushTranslator.urgency(for: n), "low")
     }
