@@ -8,6 +8,9 @@ extension HMSTranslator {
         (1...512).contains(token.utf8.count) && token.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
     }
 
+    /// What `isWellFormedToken` asks, for the reason of a refused token.
+    public static let tokenRule = "a Push Kit token must be 1-512 bytes of printable ASCII without spaces"
+
     /// The message a notification makes for one Push Kit token:
     /// - `notification.title/body/image` from the alert and `image_url` when
     ///   the alert has a title and a body; none (a data message) when it has
@@ -36,7 +39,7 @@ extension HMSTranslator {
     public static func request(for n: PushNotification, token: String, context: TranslationContext, now: Date? = nil) -> Result<ProviderRequest, TranslationError> {
         guard isWellFormedToken(token) else {
             return .failure(TranslationError(
-                code: "InvalidToken", message: "a Push Kit token must be 1-512 bytes of printable ASCII without spaces",
+                code: "InvalidToken", message: tokenRule,
                 tokenIsInvalid: true))
         }
         guard let appID = context.hmsAppID, isValidAppID(appID) else {
