@@ -116,6 +116,10 @@ final class OperatorCommandTests: XCTestCase {
         let garbage = dir + "/garbage.pem"
         try Data("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n".utf8).write(to: URL(fileURLWithPath: garbage))
         let missing = dir + "/missing"
+        // Push Kit app secrets that can be no secret: not UTF-8, and two lines.
+        let latin1 = dir + "/latin1.secret", twoLines = dir + "/two-lines.secret"
+        try Data([0x73, 0x33, 0x63, 0x72, 0xE9, 0x74, 0x0A]).write(to: URL(fileURLWithPath: latin1))
+        try Data("first-secret\nsecond-secret\n".utf8).write(to: URL(fileURLWithPath: twoLines))
         let cases: [(app: String, key: String)] = [
             (#"{"apns": {"topic": "com.example.a", "team_id": "ABCDE12345", "key_id": "XYZ987WVU6", "key_path": "\#(garbage)"}}"#,
              "apps.com.example.a.apns.key_path"),
@@ -125,6 +129,10 @@ final class OperatorCommandTests: XCTestCase {
             (#"{"webpush": {"vapid_private_key_path": "\#(garbage)", "subject": "mailto:ops@example.com"}}"#,
              "apps.com.example.a.webpush"),
             (#"{"hms": {"app_id": "101234567", "client_secret_path": "\#(missing)"}}"#, "apps.com.example.a.hms.client_secret_path"),
+            (#"{"hms": {"app_id": "101234567", "client_secret_path": "\#(latin1)"}}"#, "apps.com.example.a.hms.client_secret_path"),
+            (#"{"hms": {"app_id": "101234567", "client_secret_path": "\#(twoLines)"}}"#, "apps.com.example.a.hms.client_secret_path"),
+            (#"{"webpush": {"vapid_private_key_path": "\#(missing)", "subject": "mailto:ops@example.com"}}"#,
+             "apps.com.example.a.webpush.vapid_private_key_path"),
         ]
         for (index, item) in cases.enumerated() {
             let config = dir + "/worker-\(index).json"
