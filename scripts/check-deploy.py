@@ -173,6 +173,13 @@ def check_config(c, docs):
     if example is not None:
         c.check(config == example, f, "data.config.json differs from deploy/config/worker.json")
     known = known_config_keys(c)
+    # The example shows every section the worker reads, so an operator sees each one.
+    source = open(c.path("Sources", "PushWorker", "WorkerConfiguration.swift")).read()
+    top = source[:source.find('r.object("apps")') + len('r.object("apps")')]  # the apps' own sections come after
+    sections = re.findall(r'if let \w+ = r\.object\("([a-z_]+)"\)', top)
+    c.check("kafka" in sections and "registry" in sections, example_path, "cannot find the sections WorkerConfiguration.swift reads")
+    for section in sections:
+        c.check(section in (example or {}), example_path, f"does not show the {section}.* section the worker reads")
     for source, cfg in ((f, config), (example_path, example or {})):
         for dotted, key in config_keys(cfg):
             c.check(key in known, source, f"config key {dotted} is not read by the worker (no \"{key}\" in Sources/*Config*.swift)")
