@@ -53,11 +53,17 @@ let package = Package(
             dependencies: [
                 "CRdKafka", "PushCore", "PushThreads", .product(name: "Logging", package: "swift-log"),
             ]),
+        // The SQL migrations (schemas/postgres/*.sql, the one copy) compiled into PushPostgres
+        // at build time, so the binary needs no repository: a build tool and the plugin that runs it.
+        .executableTarget(name: "embed-migrations"),
+        .plugin(name: "EmbedMigrations", capability: .buildTool(), dependencies: ["embed-migrations"],
+                path: "Sources/EmbedMigrations"),
         .target(
             name: "PushPostgres",
             dependencies: [
                 "CLibpq", "PushCore", "PushThreads", .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            plugins: ["EmbedMigrations"]),
         .target(
             name: "PushHTTP",
             dependencies: ["CCurl", "CShims", "PushThreads", .product(name: "Logging", package: "swift-log")]),

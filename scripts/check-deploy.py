@@ -173,6 +173,13 @@ def check_config(c, docs):
     if example is not None:
         c.check(config == example, f, "data.config.json differs from deploy/config/worker.json")
     known = known_config_keys(c)
+    # The example shows every section the worker reads, so an operator sees each one.
+    source = open(c.path("Sources", "PushWorker", "WorkerConfiguration.swift")).read()
+    top = source[:source.find('r.object("apps")') + len('r.object("apps")')]  # the apps' own sections come after
+    sections = re.findall(r'if let \w+ = r\.object\("([a-z_]+)"\)', top)
+    c.check("kafka" in sections and "registry" in sections, example_path, "cannot find the sections WorkerConfiguration.swift reads")
+    for section in sections:
+        c.check(section in (example or {}), example_path, f"does not show the {section}.* section the worker reads")
     for source, cfg in ((f, config), (example_path, example or {})):
         for dotted, key in config_keys(cfg):
             c.check(key in known, source, f"config key {dotted} is not read by the worker (no \"{key}\" in Sources/*Config*.swift)")
@@ -664,10 +671,13 @@ def check_dockerfile(c, config, dep):
     dep_args = (((dep or {}).get("spec", {}).get("template", {}).get("spec", {}).get("containers") or [{}])[0]).get("args") or []
     if dep and "--config" in dep_args[:-1]:
         c.check(dep_args[dep_args.index("--config") + 1] == config_path, f, "CMD --config differs from the Deployment's")
+    # The binary carries its SQL migrations (the EmbedMigrations plugin), so the
+    # build stage needs schemas/ (and Sources/, where the plugin is), and the runtime image no copy of them.
+    copied = [r.split()[0] for w, r in build if w == "COPY"]
+    for src in ("Package.swift", "Sources", "schemas"):
+        c.check(src in copied, f, f"the build stage does not COPY {src}, which the build needs")
     env = " ".join(r for w, r in runtime if w == "ENV")
-    m = re.search(r"PUSHFLEET_MIGRATIONS_DIR=(\S+)", env)
-    dests = [r.split()[-1] for w, r in runtime if w == "COPY" and "schemas/postgres" in r or (w == "COPY" and "migrations" in r)]
-    c.check(m and m.group(1) in dests, f, "PUSHFLEET_MIGRATIONS_DIR must name where the migrations are copied")
+    c.check("PUSHFLEET_MIGRATIONS_DIR" not in env, f, "PUSHFLEET_MIGRATIONS_DIR would replace the migrations built into the binary")
     ignore = c.path("deploy", "docker", "Dockerfile.dockerignore")
     if c.check(os.path.exists(ignore), ignore, "missing (BuildKit's <Dockerfile>.dockerignore)"):
         patterns = [l.strip() for l in open(ignore) if l.strip() and not l.startswith("#") and not l.startswith("!")]

@@ -59,16 +59,15 @@ public enum APNsTranslator {
     }
 
     /// `apns-expiration`: an explicit header wins; `0` (do not store) for
-    /// `ttl_seconds: 0` and pushtotalk; else the expiry in UNIX seconds; nil
-    /// (header omitted) when the notification does not expire.
+    /// `ttl_seconds: 0` and pushtotalk; else `providerDeadline` (the expiry,
+    /// or 28 days after `created_at`) in UNIX seconds.
     ///
     /// Total for any `Date`: the seconds are clamped to 0 ... 9999-12-31T23:59:59Z
     /// (before 1970 is "0", as is NaN), never converted with a trap.
-    public static func expiration(for n: PushNotification) -> String? {
+    public static func expiration(for n: PushNotification) -> String {
         if let explicit = n.apns.header("apns-expiration") { return explicit }
-        if n.doNotStore || pushType(for: n) == .pushtotalk { return "0" }
-        guard let expiresAt = n.expiresAt else { return nil }
-        let seconds = expiresAt.timeIntervalSince1970.rounded(.down)
+        guard pushType(for: n) != .pushtotalk, let deadline = n.providerDeadline else { return "0" }
+        let seconds = deadline.timeIntervalSince1970.rounded(.down)
         guard seconds > 0 else { return "0" }  // also NaN
         return String(Int64(exactly: min(seconds, maxExpirationSeconds)) ?? 0)
     }
@@ -103,7 +102,7 @@ public enum APNsTranslator {
         headers.append(("apns-topic", topic))
         headers.append(("apns-priority", priority(for: n)))
         headers.append(("apns-id", DeliveryIdentity.apnsID(notificationID: n.id, token: token)))
-        if let expiration = expiration(for: n) { headers.append(("apns-expiration", expiration)) }
+        headers.append(("apns-expiration", expiration(for: n)))
         if let collapseID = n.apns.header("apns-collapse-id") ?? n.collapseKey {
             guard collapseID.utf8.count <= maxCollapseIDBytes else {
                 return .failure(TranslationError(code: "BadCollapseId", message: "apns-collapse-id is \(collapseID.utf8.count) bytes, over Apple's \(maxCollapseIDBytes)"))

@@ -16,7 +16,7 @@ extension FCMTranslator {
     /// (`writeMessage`) follows, built one by one (tests hold the two equal).
     static func messageMembers(for n: PushNotification, target: Target, now: Date?) -> [(key: String, value: JSONValue)] {
         var message: [(key: String, value: JSONValue)] = []
-        forEachMessageMember(of: n, target: target) { key, member in
+        forEachMessageMember(of: n, target: target, now: now) { key, member in
             switch member {
             case .value(let value):
                 message.append((key, value))
@@ -49,7 +49,7 @@ extension FCMTranslator {
 
     /// The members of `message` in order: the one list both the tree and the
     /// direct writer follow.
-    static func forEachMessageMember(of n: PushNotification, target: Target, _ body: (String, MessageMember) -> Void) {
+    static func forEachMessageMember(of n: PushNotification, target: Target, now: Date?, _ body: (String, MessageMember) -> Void) {
         let targetMember = target.member
         body(targetMember.key, .value(targetMember.value))
         let hasAlert = !(n.alert?.isEmpty ?? true)
@@ -60,7 +60,10 @@ extension FCMTranslator {
         if case .token = target {} else { apns = apnsConfig(for: n) }
         apns = JSONValue.merge(apns, n.fcm.apns)
         if !apns.isEmpty { body("apns", .value(.object(apns))) }
-        if !n.fcm.webpush.isEmpty { body("webpush", .value(.object(n.fcm.webpush))) }
+        var webpush: [(key: String, value: JSONValue)] = []
+        if case .token = target {} else { webpush = webpushConfig(for: n, now: now) }
+        webpush = JSONValue.merge(webpush, n.fcm.webpush)
+        if !webpush.isEmpty { body("webpush", .value(.object(webpush))) }
         if !n.fcm.fcmOptions.isEmpty { body("fcm_options", .value(.object(n.fcm.fcmOptions))) }
     }
 
@@ -79,15 +82,11 @@ extension FCMTranslator {
     }
 
     /// `android.ttl` in whole seconds: `0s` for do-not-store, else the time
-    /// left until `expiresAt` from `now` (or `createdAt`), capped at 28 days;
-    /// nil (FCM's default, 28 days) when the notification does not expire.
-    public static func ttl(for n: PushNotification, now: Date?) -> String? {
-        if n.doNotStore { return "0s" }
-        guard let expiresAt = n.expiresAt else { return nil }
-        let left = expiresAt.timeIntervalSince(now ?? n.createdAt).rounded(.down)
-        // Clamped before converting, and NaN/infinity are 0: total for any dates.
-        let seconds = left.isFinite ? max(0, min(Double(maxTTLSeconds), left)) : 0
-        return "\(Int64(exactly: seconds) ?? 0)s"
+    /// left from `now` (or `createdAt`) until the expiry, or until 28 days
+    /// after `createdAt` without one (`PushNotification.storageSeconds`),
+    /// at most 28 days.
+    public static func ttl(for n: PushNotification, now: Date?) -> String {
+        "\(n.storageSeconds(now: now, cap: maxTTLSeconds))s"
     }
 
     /// `AndroidConfig` as a tree (before any `fcm.android` merge): the
@@ -118,7 +117,7 @@ extension FCMTranslator {
     /// the `AndroidNotification`.
     static func forEachAndroidMember(of n: PushNotification, hasAlert: Bool, now: Date?, _ body: (String, AndroidMember) -> Void) {
         body("priority", .value(.string(n.priority == .high ? "HIGH" : "NORMAL")))
-        if let ttl = ttl(for: n, now: now) { body("ttl", .value(.string(ttl))) }
+        body("ttl", .value(.string(ttl(for: n, now: now))))
         if let collapseKey = n.collapseKey { body("collapse_key", .value(.string(collapseKey))) }
         if hasAlert { body("notification", .notification) }
     }
@@ -146,8 +145,8 @@ extension FCMTranslator {
         var headers: [(key: String, value: JSONValue)] = [
             ("apns-push-type", .string(APNsTranslator.pushType(for: n).rawValue)),
             ("apns-priority", .string(APNsTranslator.priority(for: n))),
+            ("apns-expiration", .string(APNsTranslator.expiration(for: n))),
         ]
-        if let expiration = APNsTranslator.expiration(for: n) { headers.append(("apns-expiration", .string(expiration))) }
         if let collapseID = n.apns.header("apns-collapse-id") ?? n.collapseKey {
             headers.append(("apns-collapse-id", .string(collapseID)))
         }
@@ -162,5 +161,11 @@ extension FCMTranslator {
             config.append(("fcm_options", .object([("image", .string(image))])))
         }
         return config
+    }
+
+    /// `WebpushConfig` for topic/condition messages, which may reach web
+    /// apps: the `TTL` header, the same lifetime as `android.ttl`, in seconds.
+    static func webpushConfig(for n: PushNotification, now: Date?) -> [(key: String, value: JSONValue)] {
+        [("headers", .object([("TTL", .string(String(n.storageSeconds(now: now, cap: maxTTLSeconds))))]))]
     }
 }

@@ -9,7 +9,7 @@ extension FCMTranslator {
     static func writeMessage(for n: PushNotification, target: Target, now: Date?, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "{"))
         var message = JSONValue.ObjectWriter()
-        forEachMessageMember(of: n, target: target) { key, member in
+        forEachMessageMember(of: n, target: target, now: now) { key, member in
             switch member {
             case .value(let value):
                 message.member(key, value, into: &out)

@@ -6,6 +6,7 @@ extension HMSTranslator {
     public static func body(for message: Message) throws(Failure) -> [UInt8] {
         guard !message.token.isEmpty else { throw .emptyToken }
         if let ttl = message.ttlSeconds, ttl < 0 { throw .negativeTTL }
+        guard let isNotification = message.isNotification else { throw .incompleteNotification }
         let click = try clickActionValue(message.clickAction)
 
         // The message's members without the token: what the 4096-byte rule measures.
@@ -16,7 +17,7 @@ extension HMSTranslator {
             let object = JSONValue.object(message.data.map { ($0.key, .string($0.value)) }).encoded()
             writer.member("data", .string(String(decoding: object, as: UTF8.self)), into: &members)
         }
-        if message.hasAlert {
+        if isNotification {
             writer.object("notification", into: &members) { fields, out in
                 for (key, value) in [("title", message.title), ("body", message.body), ("image", message.image)] {
                     if let value, !value.isEmpty { fields.member(key, .string(value), into: &out) }
@@ -29,9 +30,11 @@ extension HMSTranslator {
             }
             android.member("urgency", .string(message.urgency.rawValue), into: &out)
             if let category = message.category, !category.isEmpty { android.member("category", .string(category), into: &out) }
-            if let ttl = message.ttlSeconds { android.member("ttl", .string("\(min(ttl, maxTTLSeconds))s"), into: &out) }
+            if let ttl = message.ttlSeconds {
+                android.member("ttl", .string("\(max(minTTLSeconds, min(ttl, maxTTLSeconds)))s"), into: &out)
+            }
             if let tag = message.biTag, !tag.isEmpty { android.member("bi_tag", .string(tag), into: &out) }
-            if message.hasAlert {
+            if isNotification {
                 android.object("notification", into: &out) { notification, out in
                     notification.member("click_action", click, into: &out)
                 }

@@ -8,11 +8,17 @@ extension HMSTranslator {
         (1...512).contains(token.utf8.count) && token.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
     }
 
+    /// What `isWellFormedToken` asks, for the reason of a refused token.
+    public static let tokenRule = "a Push Kit token must be 1-512 bytes of printable ASCII without spaces"
+
     /// The message a notification makes for one Push Kit token:
-    /// - `notification.title/body/image` from the alert and `image_url`;
+    /// - `notification.title/body/image` from the alert and `image_url` when
+    ///   the alert has a title and a body; none (a data message) when it has
+    ///   neither, whatever the image;
     /// - `data` with every value as a string (non-strings as their JSON text);
     /// - `android.urgency` HIGH for high priority, else NORMAL;
-    /// - `android.ttl` from the expiry (0 for do-not-store), none without one;
+    /// - `android.ttl`: the notification's lifetime (`PushNotification.storageSeconds`),
+    ///   within 1 s (do-not-store) ... 15 days;
     /// - `android.collapse_key` from the collapse key (`collapseKey(for:)`);
     /// - `click_action` type 1 with the category as its action, else type 3 (open the app).
     public static func message(for n: PushNotification, token: String, now: Date?) -> Message {
@@ -21,18 +27,11 @@ extension HMSTranslator {
         for (key, value) in n.data {
             if case .string(let s) = value { data.append((key, s)) } else { data.append((key, String(decoding: value.encoded(), as: UTF8.self))) }
         }
-        var ttl: Int64?
-        if n.doNotStore {
-            ttl = 0
-        } else if let expiresAt = n.expiresAt {
-            let left = expiresAt.timeIntervalSince(now ?? n.createdAt).rounded(.down)
-            let seconds = left.isFinite ? max(0, min(Double(maxTTLSeconds), left)) : 0
-            ttl = Int64(exactly: seconds) ?? 0
-        }
         let click: ClickAction = n.category.map { .action($0) } ?? .openApp
         return Message(
             token: token, title: n.alert?.title, body: n.alert?.body, image: n.imageURL, data: data,
-            collapseKey: n.collapseKey, urgency: n.priority == .high ? .high : .normal, ttlSeconds: ttl,
+            collapseKey: n.collapseKey, urgency: n.priority == .high ? .high : .normal,
+            ttlSeconds: n.storageSeconds(now: now, cap: maxTTLSeconds),
             clickAction: click)
     }
 
@@ -40,7 +39,7 @@ extension HMSTranslator {
     public static func request(for n: PushNotification, token: String, context: TranslationContext, now: Date? = nil) -> Result<ProviderRequest, TranslationError> {
         guard isWellFormedToken(token) else {
             return .failure(TranslationError(
-                code: "InvalidToken", message: "a Push Kit token must be 1-512 bytes of printable ASCII without spaces",
+                code: "InvalidToken", message: tokenRule,
                 tokenIsInvalid: true))
         }
         guard let appID = context.hmsAppID, isValidAppID(appID) else {
@@ -61,6 +60,9 @@ extension HMSTranslator {
                     message: "Push Kit message is \(bytes) bytes without its token, over the \(maxMessageBytes)-byte limit"))
             case .negativeTTL:
                 return .failure(TranslationError(code: "InvalidTTL", message: "the Push Kit ttl is negative"))
+            case .incompleteNotification:
+                return .failure(TranslationError(
+                    code: "IncompleteAlert", message: "Push Kit shows a notification only with both a title and a body"))
             case .invalidClickAction:
                 return .failure(TranslationError(code: "InvalidClickAction", message: "the category cannot be a Push Kit click action"))
             }

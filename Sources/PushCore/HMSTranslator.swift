@@ -17,6 +17,10 @@ public enum HMSTranslator {
     public static let maxMessageBytes = 4096
     /// Push Kit caches a message for at most 15 days.
     public static let maxTTLSeconds: Int64 = 15 * 24 * 3600
+    /// The shortest `android.ttl` sent: Huawei documents the TTL as a cache
+    /// duration (1 day by default) and gives 0 no meaning, so "now or never"
+    /// is sent as a one-second cache.
+    public static let minTTLSeconds: Int64 = 1
 
     /// `android.urgency`.
     public enum Urgency: String, Sendable {
@@ -36,18 +40,23 @@ public enum HMSTranslator {
         case action(String)
     }
 
-    /// One notification for one Push Kit token.
+    /// One notification for one Push Kit token: a notification message
+    /// (shown by the phone) when it has a title and a body, which Push Kit
+    /// requires of every notification message; else a data message (`data`
+    /// handed to the app), which shows nothing and so carries no image.
     public struct Message: Sendable {
         public var token: String
         public var title: String?
         public var body: String?
+        /// Shown beside the title and body; left out of a data message.
         public var image: String?
         /// Sent as `message.data`, a JSON object encoded into one string (Push Kit's `data` is a string).
         public var data: [(key: String, value: String)]
         /// Mapped to Push Kit's integer `collapse_key` by `collapseKey(for:)`.
         public var collapseKey: String?
         public var urgency: Urgency
-        /// Seconds Push Kit keeps the message for an offline device; clamped to `maxTTLSeconds`.
+        /// Seconds Push Kit keeps the message for an offline device; sent
+        /// within `minTTLSeconds`...`maxTTLSeconds`, and not at all when nil.
         public var ttlSeconds: Int64?
         public var category: String?
         public var biTag: String?
@@ -71,8 +80,12 @@ public enum HMSTranslator {
             self.clickAction = clickAction
         }
 
-        /// Whether it shows a notification (title, body or image), else it is a data message.
-        var hasAlert: Bool { [title, body, image].contains { !($0 ?? "").isEmpty } }
+        /// A notification message (title and body), a data message (neither),
+        /// or nil when it has only one of the two, which Push Kit refuses.
+        var isNotification: Bool? {
+            let hasTitle = !(title ?? "").isEmpty, hasBody = !(body ?? "").isEmpty
+            return hasTitle == hasBody ? hasTitle : nil
+        }
     }
 
     /// Why a message cannot be sent to Push Kit.
@@ -81,6 +94,8 @@ public enum HMSTranslator {
         /// The message without its token is `bytes` long, over `maxMessageBytes`.
         case tooLarge(bytes: Int)
         case negativeTTL
+        /// A title without a body or a body without a title.
+        case incompleteNotification
         /// A click action without its intent/action, or a URL that is not https.
         case invalidClickAction
     }

@@ -67,6 +67,8 @@ extension FieldReader {
                 sub.rejectUnknown(allowed: Self.tokenRecipientFields)
                 if platform == .web {
                     sub.fail("platform", "a web recipient gives its browser subscription (subscription: {endpoint, keys}), not a token")
+                } else if let token, let platform, let problem = Recipient.tokenProblem(token, platform: platform) {
+                    sub.fail("token", problem)
                 } else if let token, let platform {
                     let r = Recipient(token: token, platform: platform)
                     if single || seenTokens.insert(r).inserted { result.tokens.append(r) }
@@ -112,9 +114,9 @@ extension FieldReader {
     }
 
     /// A browser's `PushSubscription` (`platform: "web"`, `subscription:
-    /// {endpoint, keys: {p256dh, auth}, expirationTime}`): an https endpoint
-    /// by the schema's pattern, of at most 2048 bytes, and keys of the right
-    /// sizes (`WebPushKeys`). `expirationTime` (milliseconds, or null) is
+    /// {endpoint, keys: {p256dh, auth}, expirationTime}`): an endpoint the
+    /// sender can use (`WebPushEndpointRules`, the rule sealing applies, which
+    /// the schema's pattern states), and keys of the right sizes (`WebPushKeys`). `expirationTime` (milliseconds, or null) is
     /// allowed and not used: the push service answers 404/410 once it passes.
     mutating func webSubscription() -> Recipient? {
         var ok = true
@@ -136,8 +138,8 @@ extension FieldReader {
         var sub = nested("subscription", json)
         sub.rejectUnknown(allowed: Self.subscriptionFields)
         let endpoint = sub.nonEmptyString("endpoint", required: true, maxBytes: WebPushEndpointRules.maxBytes)
-        if let endpoint, !FieldReader.isHTTPURL(endpoint) || !(endpoint.utf8.dropFirst(4).first.map { $0 | 0x20 == UInt8(ascii: "s") } ?? false) {
-            sub.fail("endpoint", "must be an https URL: https://, a non-empty host, no spaces or control characters")
+        if let endpoint, case .failure(let problem) = WebPushEndpointRules.origin(of: endpoint) {
+            sub.fail("endpoint", problem.reason)
         }
         if let v = sub.value("expirationTime", required: false), v.numberValue == nil {
             sub.fail("expirationTime", "must be a number (milliseconds since 1970) or null", .wrongType)
@@ -217,6 +219,18 @@ extension FieldReader {
 }
 
 extension Recipient {
+    /// Why `token` cannot address a device of `platform` at all, or nil: the
+    /// rule intake and the device registry apply before anything is stored
+    /// or sent, the same one translation checks (Push Kit tokens:
+    /// `HMSTranslator.isWellFormedToken`). APNs and FCM tokens are judged
+    /// at translation only, per delivery (`BadDeviceToken`, `INVALID_ARGUMENT`).
+    public static func tokenProblem(_ token: String, platform: Platform) -> String? {
+        switch platform {
+        case .huawei: HMSTranslator.isWellFormedToken(token) ? nil : HMSTranslator.tokenRule
+        case .ios, .android, .web: nil
+        }
+    }
+
     /// A browser's `PushSubscription` JSON (`{endpoint, keys: {p256dh, auth},
     /// expirationTime}`) read by the rules intake applies to a web recipient,
     /// for messages that carry one elsewhere (the device registry). Issue

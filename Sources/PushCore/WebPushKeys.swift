@@ -38,30 +38,6 @@ public enum WebPushEndpointRules {
     /// The longest endpoint accepted (browsers' are 150–500 bytes).
     public static let maxBytes = 2048
 
-    /// The endpoint's origin (`https://host[:port]`, lower-case host, port 443
-    /// left out: RFC 6454 §6.1), the VAPID audience (RFC 8292 §2); or why the
-    /// URL is no endpoint: it must be https with a host, and carry no
-    /// userinfo, fragment or whitespace.
-    public static func origin(of url: String) -> Result<String, EndpointProblem> {
-        guard url.utf8.count <= maxBytes else { return .failure(.init("longer than \(maxBytes) bytes")) }
-        guard !url.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) else {
-            return .failure(.init("contains whitespace or a control character"))
-        }
-        guard let components = URLComponents(string: url) else { return .failure(.init("not a URL")) }
-        guard components.scheme?.lowercased() == "https" else { return .failure(.init("must use https")) }
-        guard var host = components.host, !host.isEmpty else { return .failure(.init("has no host")) }
-        guard components.user == nil, components.password == nil else { return .failure(.init("must not carry userinfo")) }
-        guard components.fragment == nil else { return .failure(.init("must not have a fragment")) }
-        host = host.lowercased()
-        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }  // IPv6 literal
-        var origin = "https://\(host)"
-        if let port = components.port {
-            guard (1...65535).contains(port) else { return .failure(.init("port \(port) out of range")) }
-            if port != 443 { origin += ":\(port)" }
-        }
-        return .success(origin)
-    }
-
     /// Why an endpoint was refused.
     public struct EndpointProblem: Error, Sendable, Equatable {
         public var reason: String

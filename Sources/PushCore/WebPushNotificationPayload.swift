@@ -9,7 +9,7 @@
 /// ```
 ///
 /// - `id`: the notification's id, so the page can publish a receipt for it.
-/// - `title`, `body`: the text (`title` always present; may be empty).
+/// - `title`, `body`: the text; a data-only notification (nothing to show) has neither.
 /// - `icon`, `image`, `badge`: URLs as the Notifications API's options take them.
 /// - `tag`: notifications with the same tag replace each other on the device.
 /// - `url`: where a click on the notification leads.
@@ -18,7 +18,7 @@
 /// The service worker maps it onto `showNotification(title, {body, icon, image, badge, tag, data})`.
 public struct WebPushNotificationPayload: Sendable, Equatable {
     public var id: String?
-    public var title: String
+    public var title: String?
     public var body: String?
     public var icon: String?
     public var image: String?
@@ -28,7 +28,7 @@ public struct WebPushNotificationPayload: Sendable, Equatable {
     public var data: [String: String]
 
     public init(
-        id: String? = nil, title: String, body: String? = nil, icon: String? = nil, image: String? = nil,
+        id: String? = nil, title: String? = nil, body: String? = nil, icon: String? = nil, image: String? = nil,
         badge: String? = nil, tag: String? = nil, url: String? = nil, data: [String: String] = [:]
     ) {
         self.id = id
@@ -46,9 +46,8 @@ public struct WebPushNotificationPayload: Sendable, Equatable {
     public var json: JSONValue {
         var members: [(key: String, value: JSONValue)] = []
         if let id { members.append(("id", .string(id))) }
-        members.append(("title", .string(title)))
         let optional: [(String, String?)] = [
-            ("body", body), ("icon", icon), ("image", image), ("badge", badge), ("tag", tag), ("url", url),
+            ("title", title), ("body", body), ("icon", icon), ("image", image), ("badge", badge), ("tag", tag), ("url", url),
         ]
         for (key, value) in optional {
             if let value { members.append((key, .string(value))) }

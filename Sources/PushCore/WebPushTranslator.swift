@@ -9,9 +9,9 @@ public enum WebPushTranslator {
     /// The longest plaintext one `aes128gcm` record of 4096 bytes holds:
     /// 4096 − 86 (header with a 65-byte key id) − 1 (delimiter) − 16 (tag).
     public static let maxPlaintextBytes = 3993
-    /// The TTL sent for a notification without an expiry: 28 days, as for
-    /// FCM (push services may keep it shorter; FCM's Web Push caps at 4 weeks).
-    public static let defaultTTLSeconds: Int64 = 28 * 24 * 3600
+    /// The longest `TTL` sent: 28 days (push services may keep it shorter;
+    /// FCM's Web Push caps at 4 weeks).
+    public static let maxTTLSeconds: Int64 = 28 * 24 * 3600
 
     /// The request for one subscription, or why there can be none.
     public static func request(for n: PushNotification, recipient: Recipient, now: Date? = nil) -> Result<ProviderRequest, TranslationError> {
@@ -39,26 +39,24 @@ public enum WebPushTranslator {
 
     /// What the service worker receives: id, title, body, image, tag (the
     /// collapse key), and the data with every value as a string (non-strings
-    /// as their JSON text, as FCM takes them).
+    /// as their JSON text, as FCM takes them). A title or body that is absent
+    /// or empty is left out, so a data-only notification carries no text.
     public static func payload(for n: PushNotification) -> WebPushNotificationPayload {
         var data: [String: String] = [:]
         for (key, value) in n.data {
             if case .string(let s) = value { data[key] = s } else { data[key] = String(decoding: value.encoded(), as: UTF8.self) }
         }
+        let title = n.alert?.title, body = n.alert?.body
         return WebPushNotificationPayload(
-            id: n.id.uuidString.lowercased(), title: n.alert?.title ?? "", body: n.alert?.body, image: n.imageURL,
-            tag: n.collapseKey, data: data)
+            id: n.id.uuidString.lowercased(), title: title?.isEmpty == false ? title : nil,
+            body: body?.isEmpty == false ? body : nil, image: n.imageURL, tag: n.collapseKey, data: data)
     }
 
-    /// `TTL` in seconds: 0 for do-not-store, else the time left until
-    /// `expiresAt` from `now` (or `createdAt`), at least 0; 28 days without an expiry.
+    /// `TTL` in seconds: 0 for do-not-store, else the time left from `now`
+    /// (or `createdAt`) until the expiry, or until 28 days after `createdAt`
+    /// without one (`PushNotification.storageSeconds`), at most 28 days.
     public static func ttl(for n: PushNotification, now: Date?) -> Int64 {
-        if n.doNotStore { return 0 }
-        guard let expiresAt = n.expiresAt else { return defaultTTLSeconds }
-        let left = expiresAt.timeIntervalSince(now ?? n.createdAt).rounded(.down)
-        // Clamped before converting, and NaN/infinity are 0: total for any dates.
-        let seconds = left.isFinite ? max(0, min(Double(defaultTTLSeconds), left)) : 0
-        return Int64(exactly: seconds) ?? 0
+        n.storageSeconds(now: now, cap: maxTTLSeconds)
     }
 
     /// `Urgency` (RFC 8030 §5.3) from the priority: high, normal, low.

@@ -1,7 +1,9 @@
 import Foundation
 import Logging
 
-/// Applies `NNNN_name.sql` files in version order, each once.
+/// Applies `NNNN_name.sql` migrations in version order, each once: from a
+/// directory, or the ones built into the binary (`builtIn()`, PushFleet's
+/// `schemas/postgres/`, embedded at build time by the EmbedMigrations plugin).
 ///
 /// Each file runs in its own transaction together with its row in
 /// `schema_migrations(version, name, checksum, applied_at)`, so a failed file
@@ -13,6 +15,16 @@ import Logging
 /// Files must not manage transactions themselves (`BEGIN`/`COMMIT`) or use
 /// statements that cannot run in a transaction (`CREATE INDEX CONCURRENTLY`).
 public struct PostgresMigrator: Sendable {
+    /// A migration to apply: its version, its file name and its SQL.
+    public struct Migration: Sendable, Equatable {
+        /// The number before the first `_`.
+        public var version: Int
+        /// The file name, e.g. `0001_devices.sql`.
+        public var name: String
+        /// The file's bytes, UTF-8 text; `schema_migrations.checksum` is their SHA-256.
+        public var bytes: [UInt8]
+    }
+
     /// A migration file found in the directory.
     public struct File: Sendable, Equatable {
         /// The number before the first `_`.
@@ -34,13 +46,18 @@ public struct PostgresMigrator: Sendable {
         self.logger = logger
     }
 
-    /// Applies every file not applied yet; returns the names applied by this call.
+    /// Applies every file of `directory` not applied yet; returns the names applied by this call.
     @discardableResult
     public func migrate(directory: String) async throws -> [String] {
-        let files = try Self.files(in: directory)
+        try await migrate(Self.migrations(in: directory))
+    }
+
+    /// Applies every migration not applied yet; returns the names applied by this call.
+    @discardableResult
+    public func migrate(_ migrations: [Migration]) async throws -> [String] {
         try await connection.query("SELECT pg_advisory_lock($1)", [.int(Self.advisoryLockKey)])
         do {
-            let applied = try await migrateLocked(files)
+            let applied = try await migrateLocked(migrations)
             try await unlock()
             return applied
         } catch {
@@ -53,7 +70,7 @@ public struct PostgresMigrator: Sendable {
         try await connection.query("SELECT pg_advisory_unlock($1)", [.int(Self.advisoryLockKey)])
     }
 
-    private func migrateLocked(_ files: [File]) async throws -> [String] {
+    private func migrateLocked(_ files: [Migration]) async throws -> [String] {
         try await connection.execute("""
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version integer PRIMARY KEY,
@@ -69,10 +86,10 @@ public struct PostgresMigrator: Sendable {
         }
 
         // Read and verify everything before applying anything.
-        var pending: [(file: File, sql: String, checksum: String)] = []
+        var pending: [(file: Migration, sql: String, checksum: String)] = []
         for file in files {
-            let (sql, bytes) = try Self.read(file)
-            let checksum = try await sha256Hex(bytes)
+            let sql = try Self.text(file)
+            let checksum = try await sha256Hex(file.bytes)
             if let previous = recorded[file.version] {
                 guard previous.name == file.name else {
                     throw PostgresError.migration(
@@ -100,7 +117,7 @@ public struct PostgresMigrator: Sendable {
         return applied
     }
 
-    private func apply(_ file: File, sql: String, checksum: String) async throws {
+    private func apply(_ file: Migration, sql: String, checksum: String) async throws {
         let started = Date()
         do {
             try await connection.transaction { connection in
@@ -135,30 +152,55 @@ public struct PostgresMigrator: Sendable {
         } catch {
             throw PostgresError.migration("cannot list migrations directory \(directory): \(error.localizedDescription)")
         }
-        var files: [File] = []
-        for name in names where name.hasSuffix(".sql") {
+        return try ordered(names.filter { $0.hasSuffix(".sql") }) { version, name in
+            File(version: version, name: name, path: (directory as NSString).appendingPathComponent(name))
+        }
+    }
+
+    /// The migrations of `directory` (`files(in:)`), read.
+    public static func migrations(in directory: String) throws -> [Migration] {
+        try files(in: directory).map { file in
+            guard let data = FileManager.default.contents(atPath: file.path) else {
+                throw PostgresError.migration("cannot read migration \(file.path)")
+            }
+            return Migration(version: file.version, name: file.name, bytes: [UInt8](data))
+        }
+    }
+
+    /// The migrations built into this binary: PushFleet's `schemas/postgres/`
+    /// as it was when the binary was built, under the same naming rules as a
+    /// directory's.
+    public static func builtIn() throws -> [Migration] {
+        let sql = Dictionary(EmbeddedMigrations.files.map { ($0.name, $0.sql) }, uniquingKeysWith: { first, _ in first })
+        return try ordered(EmbeddedMigrations.files.map(\.name)) { version, name in
+            Migration(version: version, name: name, bytes: Array((sql[name] ?? "").utf8))
+        }
+    }
+
+    /// `names` (each `NNNN_name.sql`) made into `make(version, name)`, in
+    /// version order; a name of another shape and a repeated version are errors.
+    private static func ordered<T>(_ names: [String], _ make: (Int, String) -> T) throws -> [T] {
+        var versions: [(version: Int, name: String)] = []
+        for name in names {
             let prefix = name.prefix { $0.isASCII && $0.isNumber }
             guard !prefix.isEmpty, name.dropFirst(prefix.count).first == "_", name.count > prefix.count + 5,
                   let version = Int(prefix)
             else {
                 throw PostgresError.migration("migration file \(name) is not named NNNN_name.sql")
             }
-            if let clash = files.first(where: { $0.version == version }) {
+            if let clash = versions.first(where: { $0.version == version }) {
                 throw PostgresError.migration("migration files \(clash.name) and \(name) share version \(version)")
             }
-            files.append(File(version: version, name: name, path: (directory as NSString).appendingPathComponent(name)))
+            versions.append((version, name))
         }
-        return files.sorted { $0.version < $1.version }
+        return versions.sorted { $0.version < $1.version }.map { make($0.version, $0.name) }
     }
 
-    private static func read(_ file: File) throws -> (String, [UInt8]) {
-        guard let data = FileManager.default.contents(atPath: file.path) else {
-            throw PostgresError.migration("cannot read migration \(file.path)")
+    private static func text(_ migration: Migration) throws -> String {
+        let sql = String(decoding: migration.bytes, as: UTF8.self)
+        guard Array(sql.utf8) == migration.bytes, !migration.bytes.contains(0) else {
+            throw PostgresError.migration("migration \(migration.name) is not valid UTF-8 text")
         }
-        let bytes = [UInt8](data)
-        guard let sql = String(data: data, encoding: .utf8), !bytes.contains(0) else {
-            throw PostgresError.migration("migration \(file.name) is not valid UTF-8 text")
-        }
-        return (sql, bytes)
+        return sql
     }
 }

@@ -86,11 +86,14 @@ extension SimulatorRules {
             msg: String(decoding: result, as: UTF8.self))
     }
 
-    /// The first field rule `message` breaks: `data` a string, `android.collapse_key`
-    /// in -1…100, `android.urgency` HIGH/NORMAL, `android.ttl` like `86400s`,
-    /// a click action of type 1…4 on an Android notification.
+    /// The first field rule `message` breaks: `data` a string, a notification
+    /// message (`notification` or `android.notification`) with a title and a
+    /// body, `android.collapse_key` in -1…100, `android.urgency` HIGH/NORMAL,
+    /// `android.ttl` like `86400s`, a click action of type 1…4 on an Android
+    /// notification.
     static func hmsFieldProblem(_ message: JSONValue) -> (code: String, msg: String)? {
         if let data = message["data"], data.stringValue == nil { return ("80100003", "message.data must be a string") }
+        if let problem = hmsNotificationProblem(message) { return problem }
         guard let android = message["android"] else { return nil }
         guard android.objectMembers != nil else { return ("80100003", "message.android must be an object") }
         if let key = android["collapse_key"] {
@@ -104,6 +107,21 @@ extension SimulatorRules {
             guard let type = notification["click_action"]?["type"]?.integerValue, (1...4).contains(type) else {
                 return ("80100003", "click_action.type must be 1-4")
             }
+        }
+        return nil
+    }
+
+    /// Huawei's reference makes a notification message's title and body
+    /// mandatory: each set in `android.notification` or, failing that, in
+    /// `message.notification` ("you must set at least one of title and
+    /// message.notification.title", likewise body). An image shows only
+    /// beside them; a message with neither block is a data message.
+    static func hmsNotificationProblem(_ message: JSONValue) -> (code: String, msg: String)? {
+        let shared = message["notification"], android = message["android"]?["notification"]
+        guard shared != nil || android != nil else { return nil }
+        for field in ["title", "body"] {
+            let text = android?[field]?.stringValue ?? shared?[field]?.stringValue ?? ""
+            if text.isEmpty { return ("80100003", "a notification message needs a \(field) (android.notification.\(field) or notification.\(field))") }
         }
         return nil
     }

@@ -100,6 +100,10 @@ struct DeviceEvent: Sendable, Equatable {
                 issues.append(ValidationIssue(path: "subscription", reason: "only a web device gives a subscription", code: .unknownField))
             }
             token = text("token", max: IntakeLimits.maxTokenBytes)
+            if let given = token, let platform, let problem = Recipient.tokenProblem(given, platform: platform) {
+                issues.append(ValidationIssue(path: "token", reason: problem))
+                token = nil
+            }
         }
         let action = text("action", max: 16).flatMap { name -> Action? in
             guard let a = Action(rawValue: name) else {

@@ -174,6 +174,23 @@ final class ProviderRouter: Sendable {
         return data
     }
 
+    /// The secret file at `key` as one line of printable text (its ends
+    /// trimmed): a file that is not UTF-8, holds nothing, or has a control
+    /// character or more than one line inside can be no OAuth client secret,
+    /// and would only be refused by the provider's token endpoint, delivery
+    /// after delivery.
+    static func secretText(_ path: String, key: String) throws -> String {
+        let data = try secret(path, key: key)
+        let text = String(decoding: data, as: UTF8.self)
+        guard Array(text.utf8) == [UInt8](data) else { throw ConfigurationError(key: key, problem: "\(path) is not UTF-8 text") }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw ConfigurationError(key: key, problem: "\(path) is empty") }
+        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ConfigurationError(key: key, problem: "\(path) holds more than one line, or a control character")
+        }
+        return trimmed
+    }
+
     /// `body`, with a `ProviderError` (a key or setting the client refused:
     /// there, but unusable) reported as a bad configuration at `key`.
     static func naming<T>(_ key: String, _ body: () throws -> T) throws -> T {
@@ -197,11 +214,11 @@ final class ProviderRouter: Sendable {
 
     static func hmsClient(_ hms: WorkerConfiguration.HMS, app name: String, _ configuration: WorkerConfiguration,
                           http: HTTP2ClientPool, logger: Logger) throws -> HMSClient {
-        let data = try secret(hms.clientSecretPath, key: "apps.\(name).hms.client_secret_path")
+        let clientSecret = try secretText(hms.clientSecretPath, key: "apps.\(name).hms.client_secret_path")
         return try naming("apps.\(name).hms") {
             try HMSClient(
                 configuration: HMSClientConfiguration(
-                    appID: hms.appID, clientSecret: String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
+                    appID: hms.appID, clientSecret: clientSecret,
                     baseURL: hms.baseURL, tokenURL: hms.tokenURL,
                     policy: policy(.hmsDefault, configuration, rate: hms.rateLimitPerSecond ?? hms.fleetRateLimitPerSecond), clientID: hms.clientID),
                 http: try http.client(for: "hms"), logger: logger)

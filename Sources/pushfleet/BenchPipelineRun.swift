@@ -52,7 +52,7 @@ struct BenchPipelineRun {
             let cluster = try KafkaMockCluster(brokers: 1, logger: logger)
             try cluster.createFleetTopics(Self.topics, intakePartitions: partitions)
             try writeConfig(setup: setup, sink: sink, bootstrap: cluster.bootstrapServers)
-            _ = try await MigrateCommand.migrate(url: databaseURL, directory: try migrationsDirectory(nil), logger: logger)
+            _ = try await MigrateCommand.migrate(url: databaseURL, migrations: try migrationsToApply(nil), logger: logger)
             if userDevices > 0 { try await registerUsers() }
             if pgStatements { try await BenchStatements.reset(url: databaseURL, logger: logger) }
             say("local stack: kafka \(cluster.bootstrapServers) (\(Self.topics.intake) × \(partitions)), sink pid \(sink.process.processIdentifier), app \(app)")

@@ -43,8 +43,9 @@ struct DemoBatch {
 /// Makes a realistic mixed batch: iOS and Android phones, browsers (Web
 /// Push subscriptions at the simulator's `/wp/`) and Huawei phones, one or
 /// two devices per notification, about 5% dead tokens or gone subscriptions,
-/// 3% malformed tokens or subscription keys no browser made, and a few
-/// messages that are not valid notifications at all.
+/// 3% malformed tokens, subscription keys no browser made or a Push Kit alert
+/// with a title and no body, and a few messages that are not valid
+/// notifications at all.
 struct DemoGenerator {
     var rng: SplitMix64
 
@@ -57,6 +58,8 @@ struct DemoGenerator {
         let deadSince = now.addingTimeInterval(-86_400)
         for i in 0..<count {
             var recipients: [Recipient] = []
+            // Push Kit shows only a title with a body: such an alert is rejected for a Huawei phone before any send.
+            var titleOnly = false
             let platforms: [Platform] = Double.random(in: 0..<1, using: &rng) < 0.15
                 ? [.ios, .android] : [platform(Double.random(in: 0..<1, using: &rng))]
             for platform in platforms {
@@ -68,8 +71,8 @@ struct DemoGenerator {
                     recipient = webRecipient(i, status, origin: webOrigin)
                 case .huawei:
                     // Push Kit answers 80300007 (illegal token) for the simulator's dead- tokens.
-                    recipient = Recipient(token: status == .rejected ? "bad token \(i)!" : (status == .invalidToken ? "dead-" : "") + hmsToken(),
-                                          platform: .huawei)
+                    recipient = Recipient(token: (status == .invalidToken ? "dead-" : "") + hmsToken(), platform: .huawei)
+                    titleOnly = status == .rejected
                 case .ios, .android:
                     let token: String
                     if status == .rejected {
@@ -89,11 +92,11 @@ struct DemoGenerator {
                 if platform == .web, final == .accepted { batch.expectedWebAccepted += 1 }
             }
             let id = UUID(uuid: randomUUIDBytes())
-            let silent = Double.random(in: 0..<1, using: &rng) < 0.1
+            let silent = Double.random(in: 0..<1, using: &rng) < 0.1 && !titleOnly
             let n = PushNotification(
                 id: id, app: app, createdAt: now, expiresAt: now.addingTimeInterval(3600),
                 priority: silent ? .low : .high, collapseKey: i % 7 == 0 ? "digest" : nil, recipients: recipients,
-                alert: silent ? nil : .init(title: "Order \(1000 + i)", body: "Your order \(1000 + i) has shipped."),
+                alert: silent ? nil : .init(title: "Order \(1000 + i)", body: titleOnly ? nil : "Your order \(1000 + i) has shipped."),
                 badge: silent ? nil : i % 5, sound: silent ? nil : "default", contentAvailable: silent,
                 data: [("order_id", .string("\(1000 + i)")), ("seq", .int(Int64(i)))])
             for r in recipients { batch.expectedKeys.append((id, r.token)) }

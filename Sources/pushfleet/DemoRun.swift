@@ -66,7 +66,7 @@ struct DemoRun {
                                        tokenURI: simulator.tokenURI, simulator: simulator, bootstrap: cluster.bootstrapServers)
             say("local stack: kafka \(cluster.bootstrapServers) (3 brokers, push.notifications × \(partitions)), simulator https://127.0.0.1:\(simulator.port), postgres \(redacted(databaseURL))")
 
-            let migrated = try await MigrateCommand.migrate(url: databaseURL, directory: try migrationsDirectory(nil), logger: logger)
+            let migrated = try await MigrateCommand.migrate(url: databaseURL, migrations: try migrationsToApply(nil), logger: logger)
             say("migrations applied: \(migrated.isEmpty ? "none needed" : migrated.joined(separator: ", "))")
 
             let enqueueStart = ContinuousClock.now

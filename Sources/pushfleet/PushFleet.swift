@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PushPostgres
 
 @main
 struct PushFleet: AsyncParsableCommand {
@@ -59,26 +60,15 @@ struct CommandFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Locates the SQL migrations: `--migrations`, `PUSHFLEET_MIGRATIONS_DIR`,
-/// `./schemas/postgres`, or `share/pushfleet/migrations` beside the binary.
-func migrationsDirectory(_ explicit: String?, optionName: String? = nil) throws -> String {
-    if let explicit { return explicit }
-    let env = ProcessInfo.processInfo.environment
-    var candidates: [String] = []
-    if let dir = env["PUSHFLEET_MIGRATIONS_DIR"] { candidates.append(dir) }
-    candidates.append(FileManager.default.currentDirectoryPath + "/schemas/postgres")
-    let binary = URL(fileURLWithPath: executablePath()).resolvingSymlinksInPath()
-    candidates.append(binary.deletingLastPathComponent().appendingPathComponent("../share/pushfleet/migrations").standardized.path)
-    // A `swift build` product lives in <repo>/.build/<triple>/<config>/.
-    candidates.append(binary.deletingLastPathComponent().appendingPathComponent("../../../schemas/postgres").standardized.path)
-    for dir in candidates {
-        var isDir: ObjCBool = false
-        if FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue { return dir }
+/// The SQL migrations to apply: those of `--migrations DIR` (`explicit`) or
+/// `PUSHFLEET_MIGRATIONS_DIR` when one is given (another release's set, say,
+/// for a benchmark), else the ones built into this binary (schemas/postgres/
+/// when it was built), so no command needs the repository.
+func migrationsToApply(_ explicit: String?) throws -> [PostgresMigrator.Migration] {
+    if let directory = explicit ?? ProcessInfo.processInfo.environment["PUSHFLEET_MIGRATIONS_DIR"] {
+        return try PostgresMigrator.migrations(in: directory)
     }
-    // `migrate` has --migrations; every other command finds them only this way.
-    let how = optionName.map { "pass \($0) DIR or set PUSHFLEET_MIGRATIONS_DIR" }
-        ?? "set PUSHFLEET_MIGRATIONS_DIR to the repository's schemas/postgres, or run from the repository"
-    throw CommandFailure("cannot find the SQL migrations; \(how) (looked in \(candidates.joined(separator: ", ")))")
+    return try PostgresMigrator.builtIn()
 }
 
 /// This executable's path.

@@ -73,7 +73,8 @@ final class APNsRulesTests: XCTestCase {
     }
 
     func testExpiration() throws {
-        XCTAssertNil(try request(notification()).header("apns-expiration"))
+        // Without an expiry: 28 days after created_at, the lifetime every provider is told.
+        XCTAssertEqual(try request(notification()).header("apns-expiration"), "\(1_795_262_400 + 28 * 86_400)")
         XCTAssertEqual(try request(notification { $0.expiresAt = self.created.addingTimeInterval(90.9) }).header("apns-expiration"), "1795262490")
         // ttl_seconds 0: do not store.
         XCTAssertEqual(try request(notification { $0.doNotStore = true }).header("apns-expiration"), "0")

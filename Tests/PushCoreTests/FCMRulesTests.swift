@@ -26,7 +26,7 @@ final class FCMRulesTests: XCTestCase {
         XCTAssertEqual(r.path, "/v1/projects/proj-1/messages:send")
         XCTAssertEqual(r.headers.map(\.name), ["content-type"])
         XCTAssertEqual(r.header("content-type"), "application/json; charset=utf-8")
-        XCTAssertEqual(try body(n), #"{"message":{"token":"\#(token)","notification":{"title":"T","body":"B"},"android":{"priority":"HIGH"}}}"#)
+        XCTAssertEqual(try body(n), #"{"message":{"token":"\#(token)","notification":{"title":"T","body":"B"},"android":{"priority":"HIGH","ttl":"2419200s"}}}"#)
     }
 
     /// Issue 16 item 9: FCM refuses (400 INVALID_ARGUMENT) a reserved key in
@@ -73,7 +73,7 @@ final class FCMRulesTests: XCTestCase {
         for (target, member) in [(FCMTarget.topic("news"), #""topic":"news""#),
                                  (.condition("'a' in topics || 'b' in topics"), #""condition":"'a' in topics || 'b' in topics""#)] {
             let text = String(decoding: try n.request(for: target, context: context).get().body, as: UTF8.self)
-            XCTAssertEqual(text, #"{"message":{\#(member),"data":{"k":"v"},"android":{"priority":"HIGH"},"apns":{"headers":{"apns-push-type":"background","apns-priority":"5"},"payload":{"aps":{"content-available":1}}}}}"#)
+            XCTAssertEqual(text, #"{"message":{\#(member),"data":{"k":"v"},"android":{"priority":"HIGH","ttl":"2419200s"},"apns":{"headers":{"apns-push-type":"background","apns-priority":"5","apns-expiration":"1797681600"},"payload":{"aps":{"content-available":1}}},"webpush":{"headers":{"TTL":"2419200"}}}}"#)
         }
     }
 
@@ -83,7 +83,7 @@ final class FCMRulesTests: XCTestCase {
             $0.data = [("s", .string("x")), ("i", .int(-3)), ("d", .double(1.5)), ("b", .bool(false)), ("n", .null),
                        ("a", .array([.int(1), .string("two")])), ("o", .object([("k", .string("v\""))]))]
         }
-        XCTAssertEqual(try body(n), #"{"message":{"token":"\#(token)","data":{"s":"x","i":"-3","d":"1.5","b":"false","n":"null","a":"[1,\"two\"]","o":"{\"k\":\"v\\\"\"}"},"android":{"priority":"HIGH"}}}"#)
+        XCTAssertEqual(try body(n), #"{"message":{"token":"\#(token)","data":{"s":"x","i":"-3","d":"1.5","b":"false","n":"null","a":"[1,\"two\"]","o":"{\"k\":\"v\\\"\"}"},"android":{"priority":"HIGH","ttl":"2419200s"}}}"#)
         for key in ["from", "message_type", "google.c.a.e", "gcm.notification.title", "gcm.x"] {
             let bad = notification { $0.data = [(key, .string("v"))] }
             guard case .failure(let error) = bad.request(for: bad.recipients[0], context: context) else { return XCTFail(key) }
@@ -97,8 +97,8 @@ final class FCMRulesTests: XCTestCase {
     }
 
     func testAndroidPriorityAndTTL() throws {
-        XCTAssertTrue(try body(notification { $0.priority = .normal }).contains(#""android":{"priority":"NORMAL"}"#))
-        XCTAssertTrue(try body(notification { $0.priority = .low }).contains(#""android":{"priority":"NORMAL"}"#))
+        XCTAssertTrue(try body(notification { $0.priority = .normal }).contains(#""android":{"priority":"NORMAL","ttl":"2419200s"}"#))
+        XCTAssertTrue(try body(notification { $0.priority = .low }).contains(#""android":{"priority":"NORMAL","ttl":"2419200s"}"#))
         // TTL is relative: to createdAt by default, to `now` when given; whole seconds; never negative.
         let hour = notification { $0.expiresAt = self.created.addingTimeInterval(3600.9) }
         XCTAssertTrue(try body(hour).contains(#""ttl":"3600s""#))
@@ -108,7 +108,8 @@ final class FCMRulesTests: XCTestCase {
         let year = notification { $0.expiresAt = self.created.addingTimeInterval(365 * 86400) }
         XCTAssertTrue(try body(year).contains(#""ttl":"2419200s""#))
         XCTAssertTrue(try body(notification { $0.doNotStore = true }).contains(#""ttl":"0s""#))
-        XCTAssertFalse(try body(notification()).contains("ttl"))
+        // Without an expiry: 28 days, said, not left to FCM's default.
+        XCTAssertTrue(try body(notification()).contains(#""ttl":"2419200s""#))
     }
 
     func testAndroidNotificationBlock() throws {
@@ -120,10 +121,10 @@ final class FCMRulesTests: XCTestCase {
             $0.badge = 4
             $0.imageURL = "https://x.example/i.png"
         }
-        XCTAssertEqual(try body(n), #"{"message":{"token":"\#(token)","notification":{"title":"T","body":"B","image":"https://x.example/i.png"},"android":{"priority":"HIGH","collapse_key":"ck","notification":{"title_loc_key":"TK","title_loc_args":["1"],"body_loc_key":"BK","body_loc_args":["2"],"sound":"chime","tag":"ck","click_action":"OPEN","notification_count":4}}}}"#)
+        XCTAssertEqual(try body(n), #"{"message":{"token":"\#(token)","notification":{"title":"T","body":"B","image":"https://x.example/i.png"},"android":{"priority":"HIGH","ttl":"2419200s","collapse_key":"ck","notification":{"title_loc_key":"TK","title_loc_args":["1"],"body_loc_key":"BK","body_loc_args":["2"],"sound":"chime","tag":"ck","click_action":"OPEN","notification_count":4}}}}"#)
         // A data-only message stays a data message: no notification blocks.
         let silent = notification { $0.alert = nil; $0.badge = 1; $0.sound = "s"; $0.data = [("k", .string("v"))] }
-        XCTAssertEqual(try body(silent), #"{"message":{"token":"\#(token)","data":{"k":"v"},"android":{"priority":"HIGH"}}}"#)
+        XCTAssertEqual(try body(silent), #"{"message":{"token":"\#(token)","data":{"k":"v"},"android":{"priority":"HIGH","ttl":"2419200s"}}}"#)
     }
 
     func testOverridesDeepMerge() throws {
@@ -136,7 +137,7 @@ final class FCMRulesTests: XCTestCase {
                 apns: [("headers", .object([("apns-priority", .string("5"))]))],
                 fcmOptions: [("analytics_label", .string("l1"))])
         }
-        XCTAssertEqual(try body(n), #"{"message":{"token":"\#(token)","notification":{"title":"T","body":"B"},"android":{"priority":"NORMAL","notification":{"sound":"other","channel_id":"c1"},"direct_boot_ok":true},"apns":{"headers":{"apns-priority":"5"}},"webpush":{"headers":{"TTL":"60"}},"fcm_options":{"analytics_label":"l1"}}}"#)
+        XCTAssertEqual(try body(n), #"{"message":{"token":"\#(token)","notification":{"title":"T","body":"B"},"android":{"priority":"NORMAL","ttl":"2419200s","notification":{"sound":"other","channel_id":"c1"},"direct_boot_ok":true},"apns":{"headers":{"apns-priority":"5"}},"webpush":{"headers":{"TTL":"60"}},"fcm_options":{"analytics_label":"l1"}}}"#)
     }
 
     func testTopicMessagesCarryAnAPNsBlock() throws {
@@ -148,7 +149,7 @@ final class FCMRulesTests: XCTestCase {
             $0.fcmTargets = [.topic("news")]
         }
         let text = String(decoding: try n.request(for: .topic("news"), context: context).get().body, as: UTF8.self)
-        XCTAssertEqual(text, #"{"message":{"topic":"news","notification":{"title":"T","body":"B"},"android":{"priority":"HIGH","ttl":"0s","collapse_key":"c","notification":{"sound":"default","tag":"c","notification_count":2}},"apns":{"headers":{"apns-push-type":"alert","apns-priority":"10","apns-expiration":"0","apns-collapse-id":"c"},"payload":{"aps":{"alert":{"title":"T","body":"B"},"badge":2,"sound":"default"}}}}}"#)
+        XCTAssertEqual(text, #"{"message":{"topic":"news","notification":{"title":"T","body":"B"},"android":{"priority":"HIGH","ttl":"0s","collapse_key":"c","notification":{"sound":"default","tag":"c","notification_count":2}},"apns":{"headers":{"apns-push-type":"alert","apns-priority":"10","apns-expiration":"0","apns-collapse-id":"c"},"payload":{"aps":{"alert":{"title":"T","body":"B"},"badge":2,"sound":"default"}}},"webpush":{"headers":{"TTL":"0"}}}}"#)
     }
 
     func testSizeLimits4096ForTokensAnd2048ForTopics() throws {

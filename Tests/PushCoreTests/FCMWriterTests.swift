@@ -73,7 +73,10 @@ final class FCMWriterTests: XCTestCase {
         if case .token = target {} else { apns = FCMTranslator.apnsConfig(for: n) }
         apns = JSONValue.merge(apns, n.fcm.apns)
         if !apns.isEmpty { message.append(("apns", .object(apns))) }
-        if !n.fcm.webpush.isEmpty { message.append(("webpush", .object(n.fcm.webpush))) }
+        var webpush: [(key: String, value: JSONValue)] = []
+        if case .token = target {} else { webpush = FCMTranslator.webpushConfig(for: n, now: now) }
+        webpush = JSONValue.merge(webpush, n.fcm.webpush)
+        if !webpush.isEmpty { message.append(("webpush", .object(webpush))) }
         if !n.fcm.fcmOptions.isEmpty { message.append(("fcm_options", .object(n.fcm.fcmOptions))) }
         return JSONValue.object(message).encoded()
     }
@@ -82,7 +85,7 @@ final class FCMWriterTests: XCTestCase {
         var android: [(key: String, value: JSONValue)] = [
             ("priority", .string(n.priority == .high ? "HIGH" : "NORMAL")),
         ]
-        if let ttl = FCMTranslator.ttl(for: n, now: now) { android.append(("ttl", .string(ttl))) }
+        android.append(("ttl", .string(FCMTranslator.ttl(for: n, now: now))))
         if let collapseKey = n.collapseKey { android.append(("collapse_key", .string(collapseKey))) }
         guard hasAlert else { return android }
         var notification: [(key: String, value: JSONValue)] = []

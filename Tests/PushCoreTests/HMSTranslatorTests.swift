@@ -30,11 +30,11 @@ final class HMSTranslatorTests: XCTestCase {
     }
 
     func testClickActions() throws {
-        XCTAssertTrue(try text(.init(token: "t", title: "x")).contains(#""click_action":{"type":3}"#))
-        XCTAssertTrue(try text(.init(token: "t", title: "x", clickAction: .intent("intent://a"))).contains(#"{"type":1,"intent":"intent://a"}"#))
-        XCTAssertTrue(try text(.init(token: "t", title: "x", clickAction: .action("OPEN"))).contains(#"{"type":1,"action":"OPEN"}"#))
+        XCTAssertTrue(try text(.init(token: "t", title: "x", body: "y")).contains(#""click_action":{"type":3}"#))
+        XCTAssertTrue(try text(.init(token: "t", title: "x", body: "y", clickAction: .intent("intent://a"))).contains(#"{"type":1,"intent":"intent://a"}"#))
+        XCTAssertTrue(try text(.init(token: "t", title: "x", body: "y", clickAction: .action("OPEN"))).contains(#"{"type":1,"action":"OPEN"}"#))
         for bad: HMSTranslator.ClickAction in [.url("http://x.example"), .url("https://"), .intent(""), .action("")] {
-            XCTAssertThrowsError(try HMSTranslator.body(for: .init(token: "t", title: "x", clickAction: bad))) {
+            XCTAssertThrowsError(try HMSTranslator.body(for: .init(token: "t", title: "x", body: "y", clickAction: bad))) {
                 XCTAssertEqual($0 as? HMSTranslator.Failure, .invalidClickAction)
             }
         }
@@ -53,7 +53,8 @@ final class HMSTranslatorTests: XCTestCase {
     }
 
     func testTTLIsClampedAndNegativeRefused() throws {
-        XCTAssertTrue(try text(.init(token: "t", ttlSeconds: 0)).contains(#""ttl":"0s""#))
+        // Push Kit gives a zero TTL no meaning: now or never is its shortest cache, one second.
+        XCTAssertTrue(try text(.init(token: "t", ttlSeconds: 0)).contains(#""ttl":"1s""#))
         XCTAssertTrue(try text(.init(token: "t", ttlSeconds: 28 * 86_400)).contains(#""ttl":"1296000s""#))
         XCTAssertTrue(try text(.init(token: "t", ttlSeconds: .max)).contains(#""ttl":"1296000s""#))
         XCTAssertThrowsError(try HMSTranslator.body(for: .init(token: "t", ttlSeconds: -1))) {
@@ -64,10 +65,10 @@ final class HMSTranslatorTests: XCTestCase {
     func testSizeRuleExcludesTheToken() throws {
         // 4096 bytes of message without the token passes whatever the token's length.
         func message(bodyLength: Int, token: String) -> HMSTranslator.Message {
-            .init(token: token, body: String(repeating: "b", count: bodyLength))
+            .init(token: token, title: "t", body: String(repeating: "b", count: bodyLength))
         }
-        // `{"notification":{"body":"…"},"android":{"urgency":"NORMAL","notification":{"click_action":{"type":3}}}}`
-        let fixed = #"{"notification":{"body":""},"android":{"urgency":"NORMAL","notification":{"click_action":{"type":3}}}}"#.utf8.count
+        // `{"notification":{"title":"t","body":"…"},"android":{"urgency":"NORMAL","notification":{"click_action":{"type":3}}}}`
+        let fixed = #"{"notification":{"title":"t","body":""},"android":{"urgency":"NORMAL","notification":{"click_action":{"type":3}}}}"#.utf8.count
         let fits = 4096 - fixed
         XCTAssertNoThrow(try HMSTranslator.body(for: message(bodyLength: fits, token: String(repeating: "T", count: 5000))))
         XCTAssertThrowsError(try HMSTranslator.body(for: message(bodyLength: fits + 1, token: "t"))) {

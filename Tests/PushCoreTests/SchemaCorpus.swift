@@ -666,6 +666,12 @@ struct SchemaCorpus {
             "https://a b/wp", "https://a/w p", "https://a/\n", "https://a\n", "https://a\t", " https://a", "https://a/ ", "https://a/\u{7F}",
             "https://a/\u{1F}", "https://é.example/wp/ü", "https://a\u{A0}b/wp", "https://a/\u{2028}", "https://a/\u{85}",
             "https://user:pw@a/wp/x", "https://a/wp/x#frag", "https://a:99999/wp/x", "https://[::1]:8443/wp/x",
+            // What sealing refuses, the schema and intake refuse too: userinfo, a fragment, a port out of range, whitespace.
+            "https://user@push.example.net/wp/x", "https://a@/wp/x", "https://push.example.net/wp/x#", "https://a:0/wp", "https://a:65535/wp",
+            "https://a:65536/wp", "https://a:0443/wp", "https://a:/wp", "https://a:44x/wp", "https://a/wp\u{3000}x", "https://a/wp\u{FEFF}x",
+            "https://a/wp/%41%7e", "https://a/wp/%4", "https://a/wp/%zz", "https://a/w[p]", "https://[fe80::1%25eth0]/wp", "https://[]/wp",
+            "https://[::1/wp", "https://[::1]x/wp", "https://a/wp?x=1&y=2;z=(3)*+,$!'~", "https://a/wp/\"x", "https://a/wp/<x>",
+            "https://a/wp/x|y", "https://a/wp/x\\y", "https://a/wp/`x`", "https://a/wp/{x}", "https://a/wp/^", "https://a?x", "https://a@b",
             "https://fcm.googleapis.com/fcm/send/dGVzdA:APA91bH", "https://updates.push.services.mozilla.com/wpush/v2/gAAAAA",
             "https://web.push.apple.com/QGk9Xk", "",
         ]
@@ -678,12 +684,13 @@ struct SchemaCorpus {
         }
         add("web-endpoint-ascii-2048", to(Self.web(endpoint: Self.quoted(endpoint("a", chars: 2048)))))
         add("web-endpoint-ascii-2049", to(Self.web(endpoint: Self.quoted(endpoint("a", chars: 2049)))))
+        // An endpoint is ASCII (a browser %-encodes a path and punycodes a host), so its 2048 is exact; anything else is refused by both.
         for unit in ["é", "€", "😀"] {
             add("web-endpoint-\(unit.utf8.count)byte-bytes-2048", to(Self.web(endpoint: Self.quoted(endpoint(unit, bytes: 2048)))))
-            add("web-endpoint-\(unit.utf8.count)byte-bytes-2049", to(Self.web(endpoint: Self.quoted(endpoint(unit, bytes: 2049)))), .utf8Bytes)
-            add("web-endpoint-\(unit.utf8.count)byte-chars-2048", to(Self.web(endpoint: Self.quoted(endpoint(unit, chars: 2048)))), .utf8Bytes)
-            add("web-endpoint-\(unit.utf8.count)byte-chars-2049", to(Self.web(endpoint: Self.quoted(endpoint(unit, chars: 2049)))))
+            add("web-endpoint-\(unit.utf8.count)byte-chars-2048", to(Self.web(endpoint: Self.quoted(endpoint(unit, chars: 2048)))))
         }
+        let encoded = prefix + String(repeating: "%C3%A9", count: (2048 - prefix.utf8.count) / 6)
+        add("web-endpoint-percent-encoded-2048", to(Self.web(endpoint: Self.quoted(encoded + String(repeating: "a", count: 2048 - encoded.utf8.count)))))
 
         // p256dh: base64url of 65 bytes, 0x04 first: ^B[A-P][A-Za-z0-9_-]{85}=?$
         let p = Self.p256dh
@@ -715,9 +722,14 @@ struct SchemaCorpus {
         ]
         for (slug, key) in auths { add("web-auth-\(slug)", to(Self.web(auth: Self.quoted(key)))) }
 
-        // Huawei tokens: any non-empty string, like the others.
+        // Huawei tokens: 1-512 characters of printable ASCII without spaces (HMSTranslator.isWellFormedToken).
         add("huawei-token", to(huawei))
-        add("huawei-token-any-text", to(#"{"token":"not a push kit token","platform":"huawei"}"#))
+        for (slug, token) in [("spaces", "not a push kit token"), ("e-acute", "IQAAAé"), ("tab", "IQ\\tA"), ("del", "IQ\\u007fA"),
+                              ("nbsp", "IQ\\u00a0A"), ("printable-punctuation", "!\\\"#$%&'()*+,-./:;<=>?@[\\\\]^_`{|}~"),
+                              ("512", String(repeating: "T", count: 512)), ("513", String(repeating: "T", count: 513)),
+                              ("2048", String(repeating: "T", count: 2048))] {
+            add("huawei-token-\(slug)", to(#"{"token":"\#(token)","platform":"huawei"}"#))
+        }
         add("huawei-token-empty", to(#"{"token":"","platform":"huawei"}"#))
         add("huawei-token-null", to(#"{"token":null,"platform":"huawei"}"#))
         add("huawei-token-number", to(#"{"token":5,"platform":"huawei"}"#))

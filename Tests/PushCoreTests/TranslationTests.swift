@@ -16,7 +16,7 @@ final class TranslationTests: XCTestCase {
         let request = try n.request(for: n.recipients[0], context: context).get()
         XCTAssertEqual(request.provider, .apns)
         XCTAssertEqual(request.path, "/3/device/\(iosToken)")
-        XCTAssertEqual(request.headers.map(\.name), ["apns-push-type", "apns-topic", "apns-priority", "apns-id", "apns-collapse-id"])
+        XCTAssertEqual(request.headers.map(\.name), ["apns-push-type", "apns-topic", "apns-priority", "apns-id", "apns-expiration", "apns-collapse-id"])
         XCTAssertEqual(request.header("apns-push-type"), "alert")
         XCTAssertEqual(request.header("apns-topic"), "com.example.shop")
         XCTAssertEqual(request.header("apns-priority"), "10")

@@ -1,11 +1,19 @@
 import Foundation
+import Logging
+import PushPostgres
 import PushTestSupport
 import XCTest
 
-/// Issue 17's "small things a first-time operator trips over", checked on the
-/// real binary: lines scripts wait for reach a pipe at once, and a missing
-/// migrations directory gets a hint the command can follow.
+/// Small things a first-time operator trips over, checked on the real
+/// binary: lines scripts wait for reach a pipe at once, a copied binary works
+/// from any directory, and a bad key stops a worker as a bad configuration.
 final class OperatorCommandTests: XCTestCase {
+    static let logger: Logger = {
+        var logger = Logger(label: "e2e.operator")
+        logger.logLevel = .warning
+        return logger
+    }()
+
     func testListeningLinesReachAPipeWhileTheProcessRuns() async throws {
         let binary = try TestEnvironment.pushfleetBinary()
         let simulator = try BackgroundProcess(binary, ["simulate", "--port", "0", "--log-level", "error"])
@@ -26,25 +34,76 @@ final class OperatorCommandTests: XCTestCase {
         XCTAssertFalse(kafkaLine.isEmpty, "`mock-kafka` must print its bootstrap servers while it runs:\n\(kafkaOutput)")
     }
 
-    func testAMissingMigrationsDirectoryGetsAHintTheCommandCanFollow() async throws {
+    /// The binary carries its SQL migrations: a copy of it, run from an empty
+    /// directory with no PUSHFLEET_MIGRATIONS_DIR, migrates a fresh database
+    /// with exactly the files of schemas/postgres/ (their checksums too: the
+    /// directory then finds nothing to do) and runs the demo; `--migrations
+    /// DIR` and PUSHFLEET_MIGRATIONS_DIR still apply another set instead.
+    func testACopiedBinaryMigratesAndRunsTheDemoFromAnEmptyDirectory() async throws {
+        let adminURL = try TestEnvironment.databaseURL()
         let binary = try TestEnvironment.pushfleetBinary()
-        // A copy of the binary outside the repository, run from an empty directory:
-        // none of the places it looks for schemas/postgres exists.
-        let dir = NSTemporaryDirectory() + "e2e-nomigrations-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let dir = NSTemporaryDirectory() + "e2e-anywhere-\(UUID().uuidString)"
+        let extra = NSTemporaryDirectory() + "e2e-extra-migrations-\(UUID().uuidString)"
+        for path in [dir + "/empty", extra] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        defer { for path in [dir, extra] { try? FileManager.default.removeItem(atPath: path) } }
         try FileManager.default.copyItem(atPath: binary, toPath: dir + "/pushfleet")
-        func run(_ arguments: String) async throws -> TestEnvironment.Run {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../schemas/postgres").standardized.path
+        let sqlFiles = try FileManager.default.contentsOfDirectory(atPath: repository).filter { $0.hasSuffix(".sql") }.sorted()
+        XCTAssertGreaterThanOrEqual(sqlFiles.count, 15)
+        func run(_ arguments: String, env: String = "", timeout: Int = 120) async throws -> TestEnvironment.Run {
             try await TestEnvironment.run("/bin/sh", ["-c",
-                "cd '\(dir)' && exec env -u PUSHFLEET_MIGRATIONS_DIR ./pushfleet \(arguments)"], timeout: .seconds(120))
+                "cd '\(dir)/empty' && exec env -u PUSHFLEET_MIGRATIONS_DIR \(env) ../pushfleet \(arguments)"], timeout: .seconds(timeout))
         }
-        let migrate = try await run("migrate --database-url postgresql://127.0.0.1:1/none")
-        XCTAssertNotEqual(migrate.status, 0)
-        XCTAssertTrue(migrate.output.contains("pass --migrations DIR or set PUSHFLEET_MIGRATIONS_DIR"), migrate.output)
-        let demo = try await run("demo --database-url postgresql://127.0.0.1:1/none --notifications 1 --workers 1 --timeout 10")
-        XCTAssertNotEqual(demo.status, 0)
-        XCTAssertTrue(demo.output.contains("cannot find the SQL migrations; set PUSHFLEET_MIGRATIONS_DIR"), demo.output)
-        XCTAssertFalse(demo.output.contains("--migrations"), "demo has no --migrations option:\n\(demo.output)")
+
+        let database = try await TestDatabase.create(adminURL: adminURL, logger: Self.logger)
+        let other = try await TestDatabase.create(adminURL: adminURL, logger: Self.logger)
+        do {
+            let first = try await run("migrate --database-url '\(database.url)' --log-level error")
+            XCTAssertEqual(first.status, 0, first.output)
+            XCTAssertTrue(first.output.contains("applied: " + sqlFiles.joined(separator: ", ")), first.output)
+            let again = try await run("migrate --database-url '\(database.url)' --log-level error")
+            XCTAssertTrue(again.output.contains("schema up to date"), again.output)
+            // The repository's files are what the binary applied, byte for byte (a changed checksum would stop this run).
+            let fromFiles = try await run("migrate --database-url '\(database.url)' --migrations '\(repository)' --log-level error")
+            XCTAssertEqual(fromFiles.status, 0, fromFiles.output)
+            XCTAssertTrue(fromFiles.output.contains("schema up to date"), fromFiles.output)
+
+            // --migrations and PUSHFLEET_MIGRATIONS_DIR name another set, applied instead of the built-in one.
+            try Data("CREATE TABLE only_from_the_option (id int);".utf8).write(to: URL(fileURLWithPath: extra + "/0001_option.sql"))
+            let option = try await run("migrate --database-url '\(other.url)' --migrations '\(extra)' --log-level error")
+            XCTAssertEqual(option.status, 0, option.output)
+            XCTAssertTrue(option.output.contains("applied: 0001_option.sql"), option.output)
+            try Data("CREATE TABLE only_from_the_environment (id int);".utf8).write(to: URL(fileURLWithPath: extra + "/0002_env.sql"))
+            let environment = try await run("migrate --database-url '\(other.url)' --log-level error", env: "PUSHFLEET_MIGRATIONS_DIR='\(extra)'")
+            XCTAssertTrue(environment.output.contains("applied: 0002_env.sql"), environment.output)
+            let c = try await PostgresConnection.connect(url: other.url, logger: Self.logger)
+            let tables = try await c.query("SELECT to_regclass('devices') IS NULL AS no_devices").rows.first?["no_devices"]
+            c.close()
+            XCTAssertEqual(tables, "t", "only the named set was applied")
+            let missing = try await run("migrate --database-url '\(other.url)' --migrations '\(dir)/none' --log-level error")
+            XCTAssertNotEqual(missing.status, 0)
+            XCTAssertTrue(missing.output.contains("cannot list migrations directory \(dir)/none"), missing.output)
+
+            // The demo applies the built-in migrations to a database of its own and runs to the end.
+            let demoDatabase = try await TestDatabase.create(adminURL: adminURL, logger: Self.logger)
+            let timeout = TestEnvironment.demoTimeout(deliveries: 24)
+            let demo = try await run("demo --database-url '\(demoDatabase.url)' --notifications 20 --workers 1 --timeout \(timeout) --log-level warning",
+                                     timeout: timeout + 120)
+            let applied = try? await { () async throws -> [String] in
+                let c = try await PostgresConnection.connect(url: demoDatabase.url, logger: Self.logger)
+                defer { c.close() }
+                return try await c.query("SELECT name FROM schema_migrations ORDER BY version").rows.compactMap { $0["name"] }
+            }()
+            await demoDatabase.drop(logger: Self.logger)
+            XCTAssertEqual(demo.status, 0, String(demo.output.suffix(4000)))
+            XCTAssertEqual(applied, sqlFiles)
+        } catch {
+            await database.drop(logger: Self.logger)
+            await other.drop(logger: Self.logger)
+            throw error
+        }
+        await database.drop(logger: Self.logger)
+        await other.drop(logger: Self.logger)
     }
 
     /// A key file that is missing or not a key is a bad configuration like any
@@ -58,6 +117,10 @@ final class OperatorCommandTests: XCTestCase {
         let garbage = dir + "/garbage.pem"
         try Data("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n".utf8).write(to: URL(fileURLWithPath: garbage))
         let missing = dir + "/missing"
+        // Push Kit app secrets that can be no secret: not UTF-8, and two lines.
+        let latin1 = dir + "/latin1.secret", twoLines = dir + "/two-lines.secret"
+        try Data([0x73, 0x33, 0x63, 0x72, 0xE9, 0x74, 0x0A]).write(to: URL(fileURLWithPath: latin1))
+        try Data("first-secret\nsecond-secret\n".utf8).write(to: URL(fileURLWithPath: twoLines))
         let cases: [(app: String, key: String)] = [
             (#"{"apns": {"topic": "com.example.a", "team_id": "ABCDE12345", "key_id": "XYZ987WVU6", "key_path": "\#(garbage)"}}"#,
              "apps.com.example.a.apns.key_path"),
@@ -67,6 +130,10 @@ final class OperatorCommandTests: XCTestCase {
             (#"{"webpush": {"vapid_private_key_path": "\#(garbage)", "subject": "mailto:ops@example.com"}}"#,
              "apps.com.example.a.webpush"),
             (#"{"hms": {"app_id": "101234567", "client_secret_path": "\#(missing)"}}"#, "apps.com.example.a.hms.client_secret_path"),
+            (#"{"hms": {"app_id": "101234567", "client_secret_path": "\#(latin1)"}}"#, "apps.com.example.a.hms.client_secret_path"),
+            (#"{"hms": {"app_id": "101234567", "client_secret_path": "\#(twoLines)"}}"#, "apps.com.example.a.hms.client_secret_path"),
+            (#"{"webpush": {"vapid_private_key_path": "\#(missing)", "subject": "mailto:ops@example.com"}}"#,
+             "apps.com.example.a.webpush.vapid_private_key_path"),
         ]
         for (index, item) in cases.enumerated() {
             let config = dir + "/worker-\(index).json"

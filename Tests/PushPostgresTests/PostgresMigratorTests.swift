@@ -150,4 +150,24 @@ final class PostgresMigratorTests: XCTestCase {
         let again = try await migrator.migrate(directory: directory)
         XCTAssertEqual(again, [])
     }
+
+    /// The migrations built into the binary are the repository's files, byte
+    /// for byte (the build tool embeds schemas/postgres/ on every build), so
+    /// the built-in set and the directory record the same checksums.
+    func testBuiltInMigrationsAreTheRepositorysFiles() async throws {
+        let repository = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let directory = repository.appendingPathComponent("schemas/postgres").path
+        let builtIn = try PostgresMigrator.builtIn()
+        XCTAssertEqual(builtIn, try PostgresMigrator.migrations(in: directory))
+        XCTAssertGreaterThanOrEqual(builtIn.count, 15)
+        let connection = try await TestDatabase.connect()
+        defer { connection.close() }
+        _ = try await TestDatabase.useFreshSchema(connection, prefix: "builtin")
+        let migrator = PostgresMigrator(connection: connection, logger: TestDatabase.logger)
+        let applied = try await migrator.migrate(builtIn)
+        XCTAssertEqual(applied, builtIn.map(\.name))
+        let again = try await migrator.migrate(directory: directory)
+        XCTAssertEqual(again, [], "the files' checksums are the ones recorded")
+    }
 }

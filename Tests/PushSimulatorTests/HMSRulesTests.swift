@@ -132,6 +132,28 @@ final class HMSRulesTests: XCTestCase {
         XCTAssertEqual(code(#"{"message":{"data":"{}","android":{"ttl":"1.5s","collapse_key":-1},"token":["a"]}}"#), "80000000")
     }
 
+    /// Push Kit's reference makes a notification message's title and body
+    /// mandatory (in android.notification or message.notification): an image
+    /// alone, or a title alone, is no notification it shows.
+    func testANotificationMessageNeedsATitleAndABody() throws {
+        let rules = try makeRules()
+        let access = try token(rules)
+        func code(_ message: String) -> String? {
+            send(rules, #"{"message":{\#(message),"token":["a"]}}"#, token: access).1["code"] as? String
+        }
+        let click = #""android":{"notification":{"click_action":{"type":3}}}"#
+        XCTAssertEqual(code(#""data":"{}","notification":{"image":"https://x.example/i.png"},\#(click)"#), "80100003")
+        XCTAssertEqual(code(#""notification":{"image":"https://x.example/i.png"}"#), "80100003")
+        XCTAssertEqual(code(#""notification":{"title":"t"},\#(click)"#), "80100003")
+        XCTAssertEqual(code(#""notification":{"body":"b","title":""},\#(click)"#), "80100003")
+        XCTAssertEqual(code(#""notification":{"title":"t","body":"b","image":"https://x.example/i.png"},\#(click)"#), "80000000")
+        // Android's own title and body count, and so does a mix of the two places.
+        XCTAssertEqual(code(#""android":{"notification":{"title":"t","body":"b","click_action":{"type":3}}}"#), "80000000")
+        XCTAssertEqual(code(#""notification":{"body":"b"},"android":{"notification":{"title":"t","click_action":{"type":3}}}"#), "80000000")
+        // A data message has neither block.
+        XCTAssertEqual(code(#""data":"{\"k\":\"v\"}","android":{"urgency":"NORMAL"}"#), "80000000")
+    }
+
     func testSizeLimitExcludesTokens() throws {
         let rules = try makeRules()
         let access = try token(rules)

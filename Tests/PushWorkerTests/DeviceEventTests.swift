@@ -38,7 +38,7 @@ final class DeviceEventTests: XCTestCase {
 
     func testInvalidExamplesAreRejectedNamingTheField() throws {
         let expected = ["bad-action.json": "action", "bad-environment.json": "environment", "bad-platform.json": "platform",
-                        "bad-timestamp.json": "at", "missing-at.json": "at"]
+                        "bad-timestamp.json": "at", "missing-at.json": "at", "bad-huawei-token.json": "token"]
         let invalid = try files("invalid")
         XCTAssertEqual(Set(invalid.map(\.0)), Set(expected.keys))
         for (name, bytes) in invalid {
@@ -95,5 +95,29 @@ final class DeviceEventTests: XCTestCase {
         assertRejected(Array(Self.event().replacingOccurrences(of: #""app":"a""#, with: #""app":7"#).utf8), .wrongType, at: "app")
         assertRejected(Array(Self.event().replacingOccurrences(of: #""app":"a""#, with: #""app":"a","x":1"#).utf8), .unknownField, at: "x")
         assertRejected(Array(Self.event(at: "soon").utf8), .invalidTimestamp, at: "at")
+    }
+
+    /// The registry takes only what can be sent to, by the rules notification
+    /// intake applies: a Push Kit token of printable ASCII, and a subscription
+    /// endpoint sealing can use (no userinfo, fragment, bad port or whitespace).
+    func testTheRegistryRefusesTokensAndEndpointsThatCannotBeSentTo() {
+        func huawei(_ token: String) -> [UInt8] {
+            Array(Self.event().replacingOccurrences(of: #""platform":"android","token":"t""#,
+                                                    with: #""platform":"huawei","token":\#(String(decoding: JSONValue.string(token).encoded(), as: UTF8.self))"#).utf8)
+        }
+        XCTAssertNoThrow(try DeviceEvent.decode(huawei("IQAAAACy0wNX:bGyW-_.AI4j6Sv"), policy: Self.policy).get())
+        for token in ["bad token!", "IQAAAé", "IQ\tA", String(repeating: "T", count: 513)] {
+            assertRejected(huawei(token), .invalidValue, at: "token")
+        }
+        let keys = #""keys":{"p256dh":"BHs4-4Fsn8ddh2d0UKUr5mRye3b_C01_XFFHs5iWnpWPLnSdE91tcZt4aD-frWbHm9_iQg4cv4D7T50aXxD3qF4","auth":"60eDa6i6clPr6AyFvl75NA"}"#
+        func web(_ endpoint: String) -> [UInt8] {
+            Array(Self.event().replacingOccurrences(of: #""platform":"android","token":"t""#,
+                                                    with: #""platform":"web","subscription":{"endpoint":"\#(endpoint)",\#(keys)}"#).utf8)
+        }
+        XCTAssertNoThrow(try DeviceEvent.decode(web("https://push.example.net/wp/x"), policy: Self.policy).get())
+        for endpoint in ["https://u:p@push.example.net/wp/x", "https://push.example.net/wp/x#f", "https://push.example.net:70000/wp/x",
+                         #"https://push.example.net/wp/\u3000x"#] {
+            assertRejected(web(endpoint), .invalidValue, at: "subscription.endpoint")
+        }
     }
 }

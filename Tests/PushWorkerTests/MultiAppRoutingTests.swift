@@ -106,4 +106,36 @@ final class MultiAppRoutingTests: XCTestCase {
             XCTAssertEqual((error as? ConfigurationError)?.key, "apps.com.example.shop.apns.key_path")
         }
     }
+
+    /// A Push Kit app secret that cannot be one (not UTF-8, empty, several
+    /// lines, a directory) stops start-up as a bad configuration naming the
+    /// key, instead of being sent to Huawei's token endpoint for ever.
+    func testAnUnusablePushKitSecretNamesTheAppKey() throws {
+        let cases: [(String, [UInt8]?)] = [
+            ("latin1", Array("s3cr\u{E9}t".utf8.dropLast(3)) + [0xE9, 0x74]), ("binary", [0xFF, 0xFE, 0x00, 0x41]),
+            ("empty", Array(" \n".utf8)), ("two-lines", Array("first-secret\nsecond-secret\n".utf8)),
+            ("control", Array("abc\u{1B}[0mdef".utf8)), ("directory", nil),
+        ]
+        for (name, bytes) in cases {
+            let path = dir + "/hms-\(name).secret"
+            if let bytes {
+                try Data(bytes).write(to: URL(fileURLWithPath: path))
+            } else {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            }
+            var config = WorkerConfiguration()
+            config.apps["com.example.shop"] = .init(apns: nil, fcm: nil, hms: .init(appID: "101234567", clientSecretPath: path))
+            XCTAssertThrowsError(try ProviderRouter(configuration: config, logger: Logger(label: "test")), name) { error in
+                XCTAssertEqual((error as? ConfigurationError)?.key, "apps.com.example.shop.hms.client_secret_path", "\(name): \(error)")
+            }
+        }
+        // One line with its newline, as `echo secret > file` writes it, is a secret.
+        let good = dir + "/hms-good.secret"
+        try Data("6a7f0e1b2c3d4e5f\n".utf8).write(to: URL(fileURLWithPath: good))
+        var config = WorkerConfiguration()
+        config.apps["com.example.shop"] = .init(apns: nil, fcm: nil, hms: .init(appID: "101234567", clientSecretPath: good))
+        let router = try ProviderRouter(configuration: config, logger: Logger(label: "test"))
+        XCTAssertNotNil(router.clients(for: "com.example.shop")?.hms)
+        router.shutdown()
+    }
 }

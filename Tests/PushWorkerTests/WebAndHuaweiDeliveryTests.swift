@@ -77,11 +77,12 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
         return Stack(simulator: simulator, inbox: inbox, configuration: configuration, db: db, pool: db.pool(), dir: dir)
     }
 
-    static func message(_ recipients: String, id: UUID = UUID(), offset: Int64 = 0) -> KafkaMessage {
+    static func message(_ recipients: String, id: UUID = UUID(), offset: Int64 = 0,
+                        alert: String = #"{"title": "Order 7", "body": "shipped"}"#) -> KafkaMessage {
         let json = """
             {"schema_version": 1, "id": "\(id.uuidString.lowercased())", "app": "\(app)",
              "created_at": "\(Timestamps.format(Date()))", "recipients": [\(recipients)],
-             "collapse_key": "order-7", "alert": {"title": "Order 7", "body": "shipped"}, "data": {"order": 7}}
+             "collapse_key": "order-7", "alert": \(alert), "data": {"order": 7}}
             """
         return KafkaMessage(topic: "push.notifications", partition: 0, offset: offset, key: nil, value: Array(json.utf8))
     }
@@ -181,16 +182,20 @@ final class WebAndHuaweiDeliveryTests: XCTestCase {
             let elsewhere = "https://push.internal.example/wp/live"
             let outcome = try await stack.processor(store).outcome(of: [Self.message("""
                 {"platform": "web", "subscription": \(Self.subscriptionJSON(endpoint: live.endpoint, p256dh: offCurve, auth: live.auth))},
-                {"platform": "web", "subscription": \(Self.subscriptionJSON(endpoint: elsewhere, p256dh: live.p256dh, auth: live.auth))},
-                {"token": "has space", "platform": "huawei"}
+                {"platform": "web", "subscription": \(Self.subscriptionJSON(endpoint: elsewhere, p256dh: live.p256dh, auth: live.auth))}
                 """)])
             let reasons = Dictionary(uniqueKeysWithValues: outcome.deliveries.map { ($0.key.token, "\($0.status.rawValue)|\($0.providerReason ?? "")") })
             XCTAssertEqual(reasons[live.endpoint], "rejected|InvalidSubscriptionKeys")
             XCTAssertEqual(reasons[elsewhere], "rejected|EndpointNotAllowed")
-            XCTAssertEqual(reasons["has space"], "rejected|InvalidToken")
             XCTAssertTrue(outcome.attempts.isEmpty, "no request was made: \(outcome.attempts)")
             XCTAssertTrue(outcome.invalidations.isEmpty, "a refused subscription is not the push service saying it is gone")
             XCTAssertEqual(stack.requests("webpush"), 0)
+            // Push Kit shows only a title with a body: a title alone is rejected for the Huawei phone, unsent.
+            let titleOnly = try await stack.processor(store).outcome(of: [Self.message(
+                #"{"token": "IQAAAACy0title", "platform": "huawei"}"#, offset: 1, alert: #"{"title": "Order 7"}"#)])
+            XCTAssertEqual(titleOnly.deliveries.map { "\($0.status.rawValue)|\($0.providerReason ?? "")" }, ["rejected|IncompleteAlert"])
+            XCTAssertTrue(titleOnly.attempts.isEmpty)
+            XCTAssertEqual(stack.requests("hms"), 0)
             try await stack.close()
         } catch {
             try? await stack.close()
