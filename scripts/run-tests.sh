@@ -8,7 +8,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .build
 log=.build/test-output.log
-bash scripts/with-postgres.sh bash scripts/with-tansu.sh "${SWIFT:-swift}" test ${BUILD_FLAGS:-} --skip-build "$@" 2>&1 | tee "$log"
+# Line-buffered, so a test that never ends shows in the log (and in CI) as the last one started.
+bash scripts/with-postgres.sh bash scripts/with-tansu.sh stdbuf -oL -eL "${SWIFT:-swift}" test ${BUILD_FLAGS:-} --skip-build "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 if [[ $rc -ne 0 ]]; then
     echo

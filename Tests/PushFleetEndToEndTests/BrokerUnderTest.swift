@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 import PushTestSupport
 import XCTest
 
@@ -45,9 +46,10 @@ final class BrokerUnderTest {
         }
     }
 
+    /// Every topic of the fleet's layout under this prefix (both lanes), as `topics create` makes them.
     var topics: [(name: String, partitions: Int)] {
-        [("\(prefix).notifications", Self.partitions)] + Self.retryTiers.map { ("\(prefix).retry.\($0)", Self.partitions) }
-            + [("\(prefix).dlq", Self.deadLetterPartitions), ("\(prefix).receipts", Self.partitions), ("\(prefix).devices", Self.partitions)]
+        let names = TopicNames(prefix: prefix, tiers: Self.retryTiers.map { RetryTier(name: $0, delay: .seconds(5)) })
+        return names.all.map { ($0, $0 == names.deadLetter ? Self.deadLetterPartitions : Self.partitions) }
     }
 
     /// Starts the mock cluster (with this prefix's topics), or creates the topics on
