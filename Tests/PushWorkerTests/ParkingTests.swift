@@ -135,4 +135,23 @@ final class ParkingTests: XCTestCase {
         let intake = KafkaMessage(topic: "push.notifications", partition: 0, offset: 0, key: nil, value: [], headers: headers.kafkaHeaders)
         XCTAssertNil(dues.due(of: intake, now: now), "headers on a producer's topic steer nothing")
     }
+
+    /// Parked messages held for a provider that is down take no room under the
+    /// message bound: the other partitions keep being polled.
+    func testHeldMessagesTakeNoRoomUnderTheMessageBound() {
+        var delayed = DelayedPartitions()
+        let now = Date()
+        let parked = KafkaTopicPartition(topic: "push.parked", partition: 0)
+        let intake = KafkaTopicPartition(topic: "push.notifications", partition: 0)
+        for offset in 0..<Int64(600) {
+            XCTAssertTrue(delayed.hold(KafkaMessage(topic: parked.topic, partition: 0, offset: offset, key: nil, value: [1]),
+                                       dueAt: now.addingTimeInterval(30), now: now))
+        }
+        XCTAssertEqual(delayed.heldCount, 600)
+        let working = delayed.working([parked: 600, intake: 10])
+        XCTAssertEqual(working, [parked: 0, intake: 10])
+        var pauses = PartitionPauses()
+        let change = pauses.backpressure(inFlight: working, total: 512, perPartition: 512)
+        XCTAssertEqual(change.pause, [], "600 held parked messages do not stop intake at a bound of 512")
+    }
 }

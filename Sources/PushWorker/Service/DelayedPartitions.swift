@@ -14,6 +14,16 @@ struct DelayedPartitions {
     /// part of what `worker.max_in_flight_bytes` bounds.
     private(set) var heldBytes = 0
 
+    /// Messages held now, over all partitions.
+    var heldCount: Int { held.values.reduce(0) { $0 + $1.count } }
+
+    /// Of `inFlight` (messages taken and not finished, per partition), those
+    /// not held here: what the message bound counts. A held message sends
+    /// nothing and holds no delivery until it is due.
+    func working(_ inFlight: [KafkaTopicPartition: Int]) -> [KafkaTopicPartition: Int] {
+        inFlight.reduce(into: [:]) { out, entry in out[entry.key] = max(0, entry.value - (held[entry.key]?.count ?? 0)) }
+    }
+
     /// Holds `message` if its partition is held already or it is not due.
     mutating func hold(_ message: KafkaMessage, dueAt: Date?, now: Date) -> Bool {
         let tp = message.topicPartition

@@ -45,8 +45,12 @@ extension PushWorkerService {
                 // Wide messages (a thousand tokens each) fill memory long before the
                 // message bound: past the byte bound (batches' messages and held retries)
                 // there is no room either.
+                // Messages held until due (a retry, a parked message whose provider cannot take
+                // it) send nothing and hold no delivery: they take no room under the message
+                // bound, or a provider's outage would stop intake through its parked messages.
+                // Their bytes count: memory is memory.
                 let byteRoom = byteLimit - context.bytes.withLock { $0 } - delayed.heldBytes
-                let room = byteRoom > 0 ? totalLimit - context.book.inFlightTotal() : 0
+                let room = byteRoom > 0 ? totalLimit - (context.book.inFlightTotal() - delayed.heldCount) : 0
                 var stuck = false
                 if room > 0 {
                     atBoundSince = nil
@@ -64,7 +68,7 @@ extension PushWorkerService {
                 // Stuck at the bound: pause everything before polling, so the poll serves
                 // rebalances and returns nothing.
                 let total = stuck ? (byteRoom > 0 ? totalLimit : 0) : Int.max
-                applyBackpressure(&pauses, context, total: total, perPartition: partitionLimit, heldBytes: delayed.heldBytes)
+                applyBackpressure(&pauses, context, total: total, perPartition: partitionLimit, delayed: delayed)
                 let throttled = !pauses.partitions(.backpressure).isEmpty
                 // While throttled, poll briefly so a resume follows a completion closely, and
                 // without linger: the room is small.
@@ -93,22 +97,23 @@ extension PushWorkerService {
                     }
                 }
                 dispatch(ready)
-                applyBackpressure(&pauses, context, total: total, perPartition: partitionLimit, heldBytes: delayed.heldBytes)
+                applyBackpressure(&pauses, context, total: total, perPartition: partitionLimit, delayed: delayed)
             }
             try await drain(context, forget: forget, cancel: { group.cancelAll() })
         }
     }
 
-    /// Pauses partitions at the in-flight bound and resumes those backpressure paused.
+    /// Pauses partitions at the in-flight bound and resumes those backpressure
+    /// paused. Messages held until due count for their bytes only (see `consume`).
     private func applyBackpressure(_ pauses: inout PartitionPauses, _ context: LaneContext, total: Int, perPartition: Int,
-                                   heldBytes: Int) {
+                                   delayed: DelayedPartitions) {
         let inFlight = context.book.inFlightByPartition()
-        let change = pauses.backpressure(inFlight: inFlight, total: total, perPartition: perPartition)
+        let change = pauses.backpressure(inFlight: delayed.working(inFlight), total: total, perPartition: perPartition)
         if !change.pause.isEmpty { try? context.consumer.pause(change.pause) }
         if !change.resume.isEmpty { try? context.consumer.resume(change.resume) }
         let throttled = pauses.partitions(.backpressure).count
         let sum = inFlight.values.reduce(0, +)
-        let bytes = context.bytes.withLock { $0 } + heldBytes
+        let bytes = context.bytes.withLock { $0 } + delayed.heldBytes
         let deliveries = context.permits.inUse
         counters.withLock {
             $0.inFlightByLane[context.lane] = sum
