@@ -299,6 +299,46 @@ final class DeliverySemanticsTests: XCTestCase {
         try await stack.close()
     }
 
+    /// A credential that cannot be had holds a delivery no longer than
+    /// `retry.max_credential_wait_seconds`: parked, looked at again, and then
+    /// dead-lettered naming why, never looping for ever.
+    func testACredentialThatCannotBeHadEndsInADeadLetterAfterItsLimit() async throws {
+        let stack = try await Self.stack()
+        try stack.simulator.setScenarios([SimulatorScenario(provider: "oauth", fault: .httpError(status: 503, retryAfterSeconds: nil))])
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
+        var configuration = stack.configuration
+        configuration.retry.maxCredentialHold = .seconds(60)
+        let (processor, router) = try stack.processor(store: store, configuration: configuration)
+        let message = Self.message(tokens: ["fcm-token-0009:APA91bsemantics"], platform: "android")
+        let first = try await processor.outcome(of: [message])
+        try await store.writer.write(first)
+        XCTAssertEqual(first.deliveries.map(\.status), [.parked])
+        let parked = try XCTUnwrap(first.outgoing.first)
+        XCTAssertEqual(parked.topic, "push.parked")
+        // Read back from the parked topic 61 s after it was first parked (the header says when).
+        var headers = RetryHeaders(message: KafkaMessage(topic: parked.topic, partition: 0, offset: 0, key: nil, value: [],
+                                                         headers: parked.headers))
+        headers.heldSince = Date().addingTimeInterval(-61)
+        let again = try await processor.outcome(of: [KafkaMessage(topic: parked.topic, partition: 0, offset: 1, key: parked.key,
+                                                                   value: parked.value, headers: headers.kafkaHeaders)])
+        try await store.writer.write(again)
+        XCTAssertEqual(again.deliveries.map(\.status), [.deadLettered])
+        let letter = try XCTUnwrap(again.outgoing.first)
+        XCTAssertEqual(letter.topic, "push.dlq")
+        XCTAssertEqual(letter.label, "held_too_long")
+        let reason = RetryHeaders(message: KafkaMessage(topic: letter.topic, partition: 0, offset: 0, key: nil, value: [],
+                                                        headers: letter.headers)).reason ?? ""
+        XCTAssertTrue(reason.contains("held longer than 60 s") && reason.contains("CredentialUnavailable(token_endpoint)"), reason)
+        XCTAssertEqual(stack.fcmRequests, 0, "no FCM request without a credential")
+        XCTAssertLessThanOrEqual(stack.simulator.stats().count("oauth", 503, "temporarily_unavailable"), 2,
+                                 "the token endpoint is asked once per back-off, not once per send")
+        let row = try await stack.db.connection.query("SELECT status, attempts FROM deliveries")
+        XCTAssertEqual(row.first?["status"], "dead_lettered")
+        XCTAssertEqual(try row.first?.int("attempts"), 0)
+        router.shutdown()
+        try await stack.close()
+    }
+
     // MARK: 5. Attempts name the worker
 
     func testAttemptsRecordTheConfiguredWorkerID() async throws {
