@@ -33,6 +33,8 @@ AGREED_METRICS = {
     "pushfleet_rate_limited_total": False, "pushfleet_receipts_total": False,
     "pushfleet_batch_commit_seconds": True, "pushfleet_partitions_assigned": False,
     "pushfleet_thread_cpu_seconds_total": False, "pushfleet_build_info": False,
+    "pushfleet_lane_lag": False, "pushfleet_parked_messages_total": False, "pushfleet_quota_share": False,
+    "pushfleet_unfinished_deliveries": False, "pushfleet_oldest_unfinished_seconds": False,
     # The standard process metrics of Prometheus client libraries, exported too.
     "process_cpu_seconds_total": False, "process_resident_memory_bytes": False,
 }
@@ -43,6 +45,8 @@ DASHBOARD_MUST_SHOW = [
     "pushfleet_dead_letters_total", "pushfleet_suppressed_duplicates_total",
     "pushfleet_consumer_lag", "pushfleet_circuit_state", "pushfleet_token_refreshes_total",
     "pushfleet_resent_without_status_total", "pushfleet_rate_limited_total", "pushfleet_receipts_total",
+    "pushfleet_lane_lag", "pushfleet_parked_messages_total", "pushfleet_unfinished_deliveries",
+    "pushfleet_oldest_unfinished_seconds",
 ]
 # Worker shutdown budget when the config does not say: drain, revoke drain, close watchdog.
 DEFAULT_DRAIN, DEFAULT_REVOKE, CLOSE_WATCHDOG = 20, 10, 10

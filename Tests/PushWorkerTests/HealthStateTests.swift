@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 
 @testable import PushWorker
@@ -76,5 +77,43 @@ final class HealthStateTests: XCTestCase {
         XCTAssertEqual(object["postgres"] as? String, "unreachable")
         XCTAssertEqual(object["last_heartbeat_seconds_ago"] as? Double, 1.5)
         XCTAssertEqual(object["stopping"] as? Bool, false, "every key always present: one shape")
+    }
+}
+
+/// The health JSON reports lanes, provider clients and the ledger's backlog
+/// beside readiness, which they never change.
+final class HealthDetailsTests: XCTestCase {
+    func testDetailsAreReportedButNeverJudged() {
+        let clock = ManualInstant()
+        let health = HealthState(now: { clock.now })
+        health.setPartitionsAssigned(4)
+        health.setPostgresReachable(true)
+        var details = HealthDetails()
+        details.laneLag = [.bulk: 183_000]
+        details.providers = [
+            .init(provider: .fcm, app: "shop", host: "https://fcm.googleapis.com", circuit: "open",
+                  lastSuccessSecondsAgo: 61.24, errorShare: nil),
+            .init(provider: .apns, app: "sh\"op", host: "https://api.push.apple.com", circuit: "closed",
+                  lastSuccessSecondsAgo: nil, errorShare: 0.25),
+        ]
+        details.unfinished = ["parked": 2_140, "retrying": 12]
+        details.oldestUnfinishedSeconds = 64
+        health.setDetails(details)
+        XCTAssertTrue(health.isReady, "an open FCM circuit does not make the worker unready")
+        let json = health.snapshot().json()
+        let parsed = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        XCTAssertNotNil(parsed, "valid JSON, quotes in an app name escaped: \(json)")
+        let lanes = parsed?["lanes"] as? [String: [String: Int]]
+        XCTAssertEqual(lanes?["bulk"]?["lag"], 183_000)
+        XCTAssertEqual(lanes?["interactive"]?["lag"], 0)
+        let providers = parsed?["providers"] as? [[String: Any]]
+        XCTAssertEqual(providers?.first?["circuit"] as? String, "open")
+        XCTAssertEqual(providers?.first?["last_success_seconds_ago"] as? Double, 61.2)
+        XCTAssertTrue(providers?.first?["error_share"] is NSNull)
+        XCTAssertEqual(providers?.last?["app"] as? String, "sh\"op")
+        XCTAssertEqual(providers?.last?["error_share"] as? Double, 0.25)
+        let backlog = parsed?["backlog"] as? [String: Any]
+        XCTAssertEqual((backlog?["unfinished"] as? [String: Int])?["parked"], 2_140)
+        XCTAssertEqual(backlog?["oldest_unfinished_seconds"] as? Double, 64)
     }
 }

@@ -5,10 +5,10 @@ import PushPostgres
 /// Reads the delivery ledger: what `notification_ids` and `deliveries` say
 /// about a part's notifications and keys before anything is sent. One probe
 /// per id and one per key, by primary key, whatever the table's size.
-final class LedgerStore: Sendable {
+public final class LedgerStore: Sendable {
     private let pool: PostgresPool
 
-    init(pool: PostgresPool) { self.pool = pool }
+    public init(pool: PostgresPool) { self.pool = pool }
 
     /// What the ledger says of a batch's keys: those that already have a
     /// final status, those waiting on a retry tier (`retrying`, with the time
@@ -105,7 +105,7 @@ final class LedgerStore: Sendable {
     /// per status, and the `created_at` of the oldest: what waits on retry
     /// tiers and parked topics, fleet-wide. One index scan of the unfinished
     /// rows (`deliveries_unfinished_idx`), which final rows never enter.
-    func unfinished() async throws -> (byStatus: [String: Int], oldest: Date?) {
+    public func unfinished() async throws -> (byStatus: [String: Int], oldest: Date?) {
         let rows = try await pool.withConnection { connection in
             try await connection.query(
                 """
