@@ -77,6 +77,27 @@ final class BrokerOperatorTests: XCTestCase {
         let expired = try await c.query("SELECT count(*) AS n FROM deliveries WHERE notification_id = ANY($1::uuid[]) AND status = 'expired'",
                                         [.uuidArray(ids)]).rows[0]
         XCTAssertEqual(expired.count("n"), 10)
+        // Status reads the lanes' lag and the ledger while the worker runs: once the worker has committed
+        // past the replayed dead letters, the interactive intake has no lag and nothing is unfinished.
+        var statusJSON = "", intakeLag: Int?, unfinished: Int?, laneNames: [String] = []
+        for _ in 0..<20 {
+            let fleetStatus = try await broker.run(binary, ["status", "--config", fleet.directory + "/worker.json", "--json"],
+                                                   timeout: .seconds(60))
+            XCTAssertEqual(fleetStatus.status, 0, fleetStatus.output)
+            statusJSON = fleetStatus.output.split(separator: "\n").last { $0.hasPrefix("{\"lanes\"") }.map(String.init) ?? fleetStatus.output
+            let reported = (try? JSONSerialization.jsonObject(with: Data(statusJSON.utf8))) as? [String: Any]
+            let lanes = reported?["lanes"] as? [[String: Any]] ?? []
+            laneNames = lanes.compactMap { $0["lane"] as? String }.sorted()
+            let interactive = lanes.first { $0["lane"] as? String == "interactive" }?["topics"] as? [[String: Any]] ?? []
+            let intake = interactive.first { $0["kind"] as? String == "intake" && $0["topic"] as? String == "\(prefix).notifications" }
+            intakeLag = intake?["lag"] as? Int
+            unfinished = (reported?["unfinished"] as? [String: Int])?.values.reduce(0, +)
+            if intakeLag == 0 { break }
+            try await Task.sleep(for: .seconds(1))
+        }
+        XCTAssertEqual(laneNames, ["bulk", "interactive"], statusJSON)
+        XCTAssertEqual(intakeLag, 0, "the worker read and committed the replayed dead letters: \(statusJSON)")
+        XCTAssertEqual(unfinished, 0, statusJSON)
         let status = await worker.process.stop()
         XCTAssertEqual(status, 0, "the worker exits 0 on SIGTERM:\n\(worker.process.log.suffix(3000))")
 
