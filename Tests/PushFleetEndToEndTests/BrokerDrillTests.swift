@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PushCore
 import PushPostgres
+import PushTestSupport
 import XCTest
 
 /// The fleet's drills on two brokers: librdkafka's mock cluster (with the

@@ -1,4 +1,5 @@
 import Foundation
+import PushTestSupport
 import XCTest
 
 /// The broker a broker-tier drill runs against, and how every `pushfleet`
