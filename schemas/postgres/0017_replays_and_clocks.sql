@@ -1,4 +1,5 @@
--- PushFleet 0017: a replay keeps the dead letter in the story.
+-- PushFleet 0017: a replay keeps the dead letter in the story, and each clock
+-- that ends at acceptance has a view named for where it starts.
 --
 -- Replays. `pushfleet dlq replay` reopens dead-lettered deliveries, and the
 -- replayed message starts a new attempt series (attempt 1 on the intake
@@ -121,3 +122,38 @@ SELECT date_bin('1 day', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00') AS da
 FROM deliveries
 WHERE status NOT IN ('pending', 'retrying', 'parked') AND attempts > 0
 GROUP BY 1, 2, 3, 4;
+
+-- Clocks. Two times a delivery can be measured from end at accepted_at:
+--  * created_at, the notification's own time, set by its producer: what a
+--    user waited, the producer's delays and clock included;
+--  * enqueued_at, the Kafka timestamp of the intake message the delivery
+--    first came in: what the fleet took (its queue, its sends, its retries).
+-- Each has a view named for it, bucketed by the hour of created_at like the
+-- funnel (the hours the BRIN finds), in milliseconds. The worker's histograms
+-- are named the same way (pushfleet_created_to_accepted_seconds,
+-- pushfleet_enqueued_to_accepted_seconds; docs/metrics.md).
+CREATE OR REPLACE VIEW delivery_created_to_accepted_hourly AS
+SELECT date_bin('1 hour', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00') AS hour,
+       app, platform, count(*) AS accepted,
+       percentile_cont(0.50) WITHIN GROUP (ORDER BY extract(epoch FROM accepted_at - created_at) * 1000) AS p50_ms,
+       percentile_cont(0.90) WITHIN GROUP (ORDER BY extract(epoch FROM accepted_at - created_at) * 1000) AS p90_ms,
+       percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM accepted_at - created_at) * 1000) AS p99_ms
+FROM deliveries
+WHERE accepted_at IS NOT NULL
+GROUP BY 1, 2, 3;
+
+CREATE OR REPLACE VIEW delivery_enqueued_to_accepted_hourly AS
+SELECT date_bin('1 hour', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00') AS hour,
+       app, platform, count(*) AS accepted,
+       percentile_cont(0.50) WITHIN GROUP (ORDER BY extract(epoch FROM accepted_at - enqueued_at) * 1000) AS p50_ms,
+       percentile_cont(0.90) WITHIN GROUP (ORDER BY extract(epoch FROM accepted_at - enqueued_at) * 1000) AS p90_ms,
+       percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM accepted_at - enqueued_at) * 1000) AS p99_ms
+FROM deliveries
+WHERE accepted_at IS NOT NULL AND enqueued_at IS NOT NULL
+GROUP BY 1, 2, 3;
+
+-- The name queries and dashboards were written against: the enqueued clock.
+CREATE OR REPLACE VIEW delivery_latency_hourly AS
+SELECT * FROM delivery_enqueued_to_accepted_hourly;
+COMMENT ON VIEW delivery_latency_hourly IS
+    'The same as delivery_enqueued_to_accepted_hourly (enqueued_at → accepted_at); delivery_created_to_accepted_hourly measures from created_at.';
