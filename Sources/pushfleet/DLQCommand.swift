@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import PushCore
 import PushKafka
 import PushPostgres
@@ -57,6 +58,25 @@ struct DLQOptions: ParsableArguments {
         return (servers, url)
     }
 
+    /// Connects to PostgreSQL and opens a reader of the topics by offsets (its
+    /// `group` is never joined), runs `body` with the bootstrap servers, the
+    /// connection and the reader, and closes both however `body` ends.
+    func withReader<T>(_ logger: Logger, group: String, databaseNeed: String,
+                       _ body: (_ servers: String, PostgresConnection, KafkaPartitionReader) async throws -> T) async throws -> T {
+        let (servers, url) = try endpoints(databaseNeed: databaseNeed)
+        let connection = try await PostgresConnection.connect(url: url, logger: logger)
+        defer { connection.close() }
+        let reader = try KafkaPartitionReader(bootstrapServers: servers, groupID: group, logger: logger)
+        do {
+            let result = try await body(servers, connection, reader)
+            await reader.close()
+            return result
+        } catch {
+            await reader.close()
+            throw error
+        }
+    }
+
     /// What was read of each partition, against what the broker reported, and the
     /// run's `summary`: a run is complete only if every partition was read to the end
     /// its fetch reached.
@@ -82,7 +102,8 @@ struct DLQReplayCommand: AsyncParsableCommand {
             message. For each chosen dead letter, the dead-lettered deliveries it carries move back \
             to `pending` (deliveries.replayed_at, replay_of, replays), so the worker sends them again \
             with a new attempt series (the series they ended is kept in `delivery_replays`), and the \
-            dead letter is recorded in `dlq_replays`: it is not replayed a second time unless --again. --dry-run lists exactly what a run would do. \
+            dead letter is recorded in `dlq_replays`: it is not replayed a second time unless \
+            --again. --dry-run lists exactly what a run would do. \
             Each partition is read until the fetch finds nothing more, not only to the end the \
             broker reports (Tansu reports the last record batch's base offset + 1); the run prints, \
             per partition, the offsets it read against that reported end, and says so when --limit \
@@ -101,28 +122,24 @@ struct DLQReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = common.makeLogger("pushfleet.dlq")
-        let (servers, url) = try dlq.endpoints(databaseNeed: "a replay reopens the ledger rows it re-sends")
         let filter = try dlq.filter(again: again)
-        let connection = try await PostgresConnection.connect(url: url, logger: logger)
-        defer { connection.close() }
-        let reader = try KafkaPartitionReader(bootstrapServers: servers, groupID: "pushfleet-dlq-replay", logger: logger)
-        let producer = dryRun ? nil : try KafkaProducer(bootstrapServers: servers, logger: logger)
-        let report: DeadLetterReplay.Report
-        do {
-            report = try await DeadLetterReplay(reader: reader, producer: producer, connection: connection, logger: logger)
-                .run(topics: TopicNames(prefix: dlq.topicPrefix), filter: filter,
-                     dryRun: dryRun) { [dryRun] entry in
-                    let id = entry.notificationID?.uuidString.lowercased() ?? "-"
-                    say("\(dryRun ? "would replay" : "replayed") \(entry.origin) notification \(id), "
-                        + "\(entry.ledgerRows) ledger row(s) \(dryRun ? "to reopen" : "reopened"): \(entry.reason.prefix(120))")
-                }
-        } catch {
-            await reader.close()
-            await producer?.close()
-            throw error
+        let report = try await dlq.withReader(logger, group: "pushfleet-dlq-replay",
+                                              databaseNeed: "a replay reopens the ledger rows it re-sends") { servers, connection, reader in
+            let producer = dryRun ? nil : try KafkaProducer(bootstrapServers: servers, logger: logger)
+            do {
+                let report = try await DeadLetterReplay(reader: reader, producer: producer, connection: connection, logger: logger)
+                    .run(topics: TopicNames(prefix: dlq.topicPrefix), filter: filter, dryRun: dryRun) { [dryRun] entry in
+                        let id = entry.notificationID?.uuidString.lowercased() ?? "-"
+                        say("\(dryRun ? "would replay" : "replayed") \(entry.origin) notification \(id), "
+                            + "\(entry.ledgerRows) ledger row(s) \(dryRun ? "to reopen" : "reopened"): \(entry.reason.prefix(120))")
+                    }
+                await producer?.close()
+                return report
+            } catch {
+                await producer?.close()
+                throw error
+            }
         }
-        await reader.close()
-        await producer?.close()
         DLQOptions.sayRead(report.partitions, limit: dlq.limit, summary:
             "\(dryRun ? "would replay" : "replayed") \(report.count), skipped \(report.skipped) (filters), "
             + "already replayed \(report.alreadyReplayed)\(report.alreadyReplayed > 0 && !again ? " (--again replays them)" : "")")

@@ -1,8 +1,6 @@
 import ArgumentParser
 import Foundation
 import PushCore
-import PushKafka
-import PushPostgres
 import PushWorker
 
 struct DLQListCommand: AsyncParsableCommand {
@@ -27,21 +25,14 @@ struct DLQListCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = common.makeLogger("pushfleet.dlq")
-        let (servers, url) = try dlq.endpoints(databaseNeed: "the list says which dead letters were replayed and what their ledger rows say")
         let filter = try dlq.filter()
-        let connection = try await PostgresConnection.connect(url: url, logger: logger)
-        defer { connection.close() }
-        let reader = try KafkaPartitionReader(bootstrapServers: servers, groupID: "pushfleet-dlq-list", logger: logger)
-        let report: DeadLetterReplay.ListReport
-        do {
+        let report = try await dlq.withReader(logger, group: "pushfleet-dlq-list",
+                                              databaseNeed: "the list says which dead letters were replayed and what their ledger rows say") {
+            _, connection, reader in
             say(["dead letter", "dead-lettered at", "notification", "app", "replayed", "ledger now", "reason"].joined(separator: "  "))
-            report = try await DeadLetterReplay(reader: reader, producer: nil, connection: connection, logger: logger)
+            return try await DeadLetterReplay(reader: reader, producer: nil, connection: connection, logger: logger)
                 .list(topics: TopicNames(prefix: dlq.topicPrefix), filter: filter, notReplayedOnly: notReplayed) { say(Self.line($0)) }
-        } catch {
-            await reader.close()
-            throw error
         }
-        await reader.close()
         DLQOptions.sayRead(report.partitions, limit: dlq.limit, summary:
             "\(report.count) dead letter(s) listed: \(report.replayed) replayed, \(report.count - report.replayed) not replayed; "
             + "skipped \(report.skipped) (filters)")

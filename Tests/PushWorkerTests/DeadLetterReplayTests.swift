@@ -14,13 +14,20 @@ import XCTest
 /// simulator (503s), the dead letters go to librdkafka's mock cluster, and the
 /// replayed messages are processed by the worker's own processor.
 final class DeadLetterReplayTests: XCTestCase {
-    func testAReplayReSendsAndALaterRunWithAnotherFilterFindsWhatTheFirstSkipped() async throws {
+    /// The simulator and a database (`DeliverySemanticsTests.stack`), librdkafka's
+    /// mock cluster with the dead-letter and intake topics, a producer, and the worker's stores.
+    static func replayStack(deadLetterPartitions: Int32 = 1) async throws
+        -> (DeliverySemanticsTests.Stack, KafkaMockCluster, KafkaProducer, WorkerStores) {
         let stack = try await DeliverySemanticsTests.stack()
         let cluster = try KafkaMockCluster(brokers: 1, logger: MigratedDatabase.logger)
-        try cluster.createTopic("push.dlq", partitions: 2)
+        try cluster.createTopic("push.dlq", partitions: deadLetterPartitions)
         try cluster.createTopic("push.notifications", partitions: 1)
         let producer = try KafkaProducer(bootstrapServers: cluster.bootstrapServers, logger: MigratedDatabase.logger)
-        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
+        return (stack, cluster, producer, WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger))
+    }
+
+    func testAReplayReSendsAndALaterRunWithAnotherFilterFindsWhatTheFirstSkipped() async throws {
+        let (stack, cluster, producer, store) = try await Self.replayStack(deadLetterPartitions: 2)
         let (processor, router) = try stack.processor(store: store)
 
         // Two notifications on their last attempt while APNs answers 503: retries exhausted.
@@ -103,12 +110,7 @@ final class DeadLetterReplayTests: XCTestCase {
     /// side: `AnalyticsReportTests`). `--reason-contains` matches whatever the case,
     /// and a dry run logs what it would do, not that it did it.
     func testAReplayCountsAttemptsPerSeriesAndKeepsTheDeadLetterInTheStory() async throws {
-        let stack = try await DeliverySemanticsTests.stack()
-        let cluster = try KafkaMockCluster(brokers: 1, logger: MigratedDatabase.logger)
-        try cluster.createTopic("push.dlq", partitions: 1)
-        try cluster.createTopic("push.notifications", partitions: 1)
-        let producer = try KafkaProducer(bootstrapServers: cluster.bootstrapServers, logger: MigratedDatabase.logger)
-        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
+        let (stack, cluster, producer, store) = try await Self.replayStack()
         let (processor, router) = try stack.processor(store: store)
         let maxAttempts = stack.configuration.retry.maxAttempts
 
@@ -184,15 +186,10 @@ final class DeadLetterReplayTests: XCTestCase {
     /// attempt, final time, reason) and the trail of the replay before it, and
     /// no record of the replay that did not happen.
     func testAReplayThatCannotBePublishedPutsTheLedgerBackAsItWas() async throws {
-        let stack = try await DeliverySemanticsTests.stack()
-        let cluster = try KafkaMockCluster(brokers: 1, logger: MigratedDatabase.logger)
-        try cluster.createTopic("push.dlq", partitions: 1)
-        try cluster.createTopic("push.notifications", partitions: 1)
-        let producer = try KafkaProducer(bootstrapServers: cluster.bootstrapServers, logger: MigratedDatabase.logger)
+        let (stack, cluster, producer, store) = try await Self.replayStack()
         // Takes nothing over 1,000 bytes: the notification below is larger.
         let refusing = try KafkaProducer(bootstrapServers: cluster.bootstrapServers, properties: ["message.max.bytes": "1000"],
                                          logger: MigratedDatabase.logger)
-        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
         var configuration = stack.configuration
         configuration.retry.maxAttempts = 1
         let (processor, router) = try stack.processor(store: store, configuration: configuration)
