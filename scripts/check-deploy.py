@@ -25,7 +25,8 @@ except ImportError:
 # Sources/PushWorker/Observability/MetricNames.swift). Histograms marked True.
 AGREED_METRICS = {
     "pushfleet_messages_consumed_total": False, "pushfleet_notifications_sent_total": False,
-    "pushfleet_provider_request_seconds": True, "pushfleet_enqueue_to_accepted_seconds": True,
+    "pushfleet_provider_request_seconds": True, "pushfleet_created_to_accepted_seconds": True,
+    "pushfleet_enqueued_to_accepted_seconds": True,
     "pushfleet_in_flight": False, "pushfleet_retries_total": False,
     "pushfleet_dead_letters_total": False, "pushfleet_suppressed_duplicates_total": False,
     "pushfleet_consumer_lag": False, "pushfleet_circuit_state": False,
@@ -40,7 +41,8 @@ AGREED_METRICS = {
 }
 # What the dashboard must show: one panel or more for each.
 DASHBOARD_MUST_SHOW = [
-    "pushfleet_notifications_sent_total", "pushfleet_enqueue_to_accepted_seconds",
+    "pushfleet_notifications_sent_total", "pushfleet_created_to_accepted_seconds",
+    "pushfleet_enqueued_to_accepted_seconds",
     "pushfleet_provider_request_seconds", "pushfleet_in_flight", "pushfleet_retries_total",
     "pushfleet_dead_letters_total", "pushfleet_suppressed_duplicates_total",
     "pushfleet_consumer_lag", "pushfleet_circuit_state", "pushfleet_token_refreshes_total",

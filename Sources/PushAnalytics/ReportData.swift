@@ -10,18 +10,21 @@ public struct ReportData: Sendable, Equatable {
     public var funnel: [FunnelRow]
     public var failures: [FailureRow]
     public var series: StatusSeries
-    /// Final deliveries by how many attempts they needed.
+    /// Final deliveries by how many attempts their last series needed.
     public var retries: [RetryRow]
-    /// created → accepted per app × platform.
+    /// created → accepted and enqueued → accepted per app × platform.
     public var latency: [LatencyRow]
-    /// Messages refused at intake and deliveries dead-lettered, by kind.
+    /// Messages refused at intake and deliveries dead-lettered (replayed since or not), by kind.
     public var rejections: [RejectionRow]
+    /// What came of the dead letters `pushfleet dlq replay` replayed, per app × platform.
+    public var replays: [ReplayRow]
     /// Deliveries whose receipt carries a device time after the report's time
     /// (a device clock ahead): the chart shows them at the report's time.
     public var futureReceipts: Int
 
     public init(generatedAt: Date, since: Date, app: String?, funnel: [FunnelRow], failures: [FailureRow], series: StatusSeries,
-                retries: [RetryRow] = [], latency: [LatencyRow] = [], rejections: [RejectionRow] = [], futureReceipts: Int = 0) {
+                retries: [RetryRow] = [], latency: [LatencyRow] = [], rejections: [RejectionRow] = [], futureReceipts: Int = 0,
+                replays: [ReplayRow] = []) {
         self.generatedAt = generatedAt
         self.since = since
         self.app = app
@@ -32,39 +35,54 @@ public struct ReportData: Sendable, Equatable {
         self.latency = latency
         self.rejections = rejections
         self.futureReceipts = futureReceipts
+        self.replays = replays
     }
 }
 
-/// Final deliveries that needed `attempts` provider attempts.
+/// Final deliveries whose last attempt series needed `attempts` provider
+/// attempts (a `dlq replay` starts a new series).
 public struct RetryRow: Sendable, Equatable {
     public var attempts: Int
     public var deliveries: Int
     public var accepted: Int
     public var deadLettered: Int
-    /// Mean time from the first to the last attempt.
+    /// Mean time from the first to the last attempt of the series.
     public var averageSecondsRetrying: Double
+    /// Of `deliveries`, those whose dead letter was replayed (their series is the replay's).
+    public var replayed: Int
 
-    public init(attempts: Int, deliveries: Int, accepted: Int, deadLettered: Int, averageSecondsRetrying: Double) {
+    public init(attempts: Int, deliveries: Int, accepted: Int, deadLettered: Int, averageSecondsRetrying: Double, replayed: Int = 0) {
         self.attempts = attempts
         self.deliveries = deliveries
         self.accepted = accepted
         self.deadLettered = deadLettered
         self.averageSecondsRetrying = averageSecondsRetrying
+        self.replayed = replayed
     }
 }
 
-/// Percentiles of `created_at → accepted_at`, in milliseconds.
+/// Percentiles of one clock → `accepted_at`, in milliseconds.
 public struct LatencyRow: Sendable, Equatable {
+    /// Where the clock starts.
+    public enum Clock: String, Sendable {
+        /// The notification's `created_at`, set by its producer.
+        case created
+        /// `enqueued_at`: the Kafka timestamp of the intake message the delivery first came in.
+        case enqueued
+    }
+
     public var app: String
     public var platform: String
+    public var clock: Clock
     public var accepted: Int
     public var p50: Double
     public var p90: Double
     public var p99: Double
 
-    public init(app: String, platform: String, accepted: Int, p50: Double, p90: Double, p99: Double) {
+    public init(app: String, platform: String, clock: Clock = .created, accepted: Int, p50: Double, p90: Double, p99: Double) {
         self.app = app
         self.platform = platform
+        self.clock = clock
         self.accepted = accepted
         self.p50 = p50
         self.p90 = p90
@@ -76,14 +94,49 @@ public struct LatencyRow: Sendable, Equatable {
 public struct RejectionRow: Sendable, Equatable {
     public var source: String
     public var kind: String
+    /// Every one, replayed since or not.
     public var count: Int
+    /// Of `count`, the dead letters `pushfleet dlq replay` replayed since.
+    public var replayed: Int
     public var example: String
 
-    public init(source: String, kind: String, count: Int, example: String) {
+    public init(source: String, kind: String, count: Int, replayed: Int = 0, example: String) {
         self.source = source
         self.kind = kind
         self.count = count
+        self.replayed = replayed
         self.example = example
+    }
+}
+
+/// The replays of one app × platform's dead-lettered deliveries and what
+/// came of them (the view `delivery_replay_outcomes`): each replay of a
+/// delivery counts once.
+public struct ReplayRow: Sendable, Equatable {
+    public var app: String
+    public var platform: String
+    public var replayed: Int
+    /// Accepted, delivered or opened now.
+    public var recovered: Int
+    /// Dead-lettered now, or again before a later replay.
+    public var deadLetteredAgain: Int
+    /// Now `invalid_token`, `rejected` or `expired`.
+    public var failed: Int
+    /// Still pending, retrying or parked.
+    public var inProgress: Int
+    /// Attempts of the series the replays reopened.
+    public var attemptsBefore: Int
+
+    public init(app: String, platform: String, replayed: Int, recovered: Int, deadLetteredAgain: Int, failed: Int, inProgress: Int,
+                attemptsBefore: Int) {
+        self.app = app
+        self.platform = platform
+        self.replayed = replayed
+        self.recovered = recovered
+        self.deadLetteredAgain = deadLetteredAgain
+        self.failed = failed
+        self.inProgress = inProgress
+        self.attemptsBefore = attemptsBefore
     }
 }
 
@@ -121,7 +174,8 @@ public struct FailureRow: Sendable, Equatable {
     public var status: String
     public var reason: String
     public var deliveries: Int
-    /// Share of all the deliveries of that app/platform in the window.
+    /// Share of all the deliveries of that app/platform in the window (the
+    /// funnel's `enqueued`; `ReportRenderer.shareCaption`).
     public var share: Double
 
     public init(app: String, platform: String, status: String, reason: String, deliveries: Int, share: Double) {

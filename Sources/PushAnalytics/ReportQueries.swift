@@ -21,17 +21,19 @@ public enum ReportQueries {
                           retries: try await retries(on: connection, since: start, app: app),
                           latency: try await latency(on: connection, since: start, app: app),
                           rejections: try await rejections(on: connection, since: start, app: app),
-                          futureReceipts: future)
+                          futureReceipts: future, replays: try await replays(on: connection, since: start, app: app))
     }
 
-    /// Final deliveries by the number of attempts they needed.
+    /// Final deliveries by the number of attempts their last series needed (a
+    /// replay starts a new series: migration 0017).
     public static func retries(on connection: PostgresConnection, since: Date, app: String?) async throws -> [RetryRow] {
         let rows = try await connection.query(
             """
             SELECT attempts AS a, count(*) AS n,
                    count(*) FILTER (WHERE status IN ('accepted', 'delivered', 'opened')) AS ok,
                    count(*) FILTER (WHERE status = 'dead_lettered') AS dl,
-                   COALESCE(avg(extract(epoch FROM last_attempt_at - first_attempt_at)), 0)::float8 AS s
+                   COALESCE(avg(extract(epoch FROM last_attempt_at - first_attempt_at)), 0)::float8 AS s,
+                   count(*) FILTER (WHERE replays > 0) AS rp
             FROM deliveries
             WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text)
               AND status NOT IN ('pending', 'retrying', 'parked') AND attempts > 0
@@ -39,50 +41,95 @@ public enum ReportQueries {
             """, [.timestamp(since), app.map(PostgresValue.text) ?? .null])
         return try rows.rows.map { r in
             RetryRow(attempts: Int(try r.int("a") ?? 0), deliveries: Int(try r.int("n") ?? 0), accepted: Int(try r.int("ok") ?? 0),
-                     deadLettered: Int(try r.int("dl") ?? 0), averageSecondsRetrying: try r.double("s") ?? 0)
+                     deadLettered: Int(try r.int("dl") ?? 0), averageSecondsRetrying: try r.double("s") ?? 0,
+                     replayed: Int(try r.int("rp") ?? 0))
         }
     }
 
-    /// created → accepted percentiles (ms) per app × platform.
+    /// created → accepted and enqueued → accepted percentiles (ms) per app × platform:
+    /// the two clocks of `delivery_created_to_accepted_hourly` and
+    /// `delivery_enqueued_to_accepted_hourly`, over the whole window.
     public static func latency(on connection: PostgresConnection, since: Date, app: String?) async throws -> [LatencyRow] {
+        func percentile(_ p: String, from start: String) -> String {
+            "percentile_cont(\(p)) WITHIN GROUP (ORDER BY extract(epoch FROM accepted_at - \(start))) * 1000"
+        }
+        // Percentiles skip the NULLs: enqueued_at is NULL when the Kafka timestamp was missing or implausible.
         let rows = try await connection.query(
             """
-            SELECT app, platform, count(*) AS n,
-                   percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM accepted_at - created_at)) * 1000 AS p50,
-                   percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM accepted_at - created_at)) * 1000 AS p90,
-                   percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM accepted_at - created_at)) * 1000 AS p99
+            SELECT app, platform, count(*) AS n, \(percentile("0.5", from: "created_at")) AS p50,
+                   \(percentile("0.9", from: "created_at")) AS p90, \(percentile("0.99", from: "created_at")) AS p99,
+                   count(enqueued_at) AS en, \(percentile("0.5", from: "enqueued_at")) AS ep50,
+                   \(percentile("0.9", from: "enqueued_at")) AS ep90, \(percentile("0.99", from: "enqueued_at")) AS ep99
             FROM deliveries
             WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text) AND accepted_at IS NOT NULL
             GROUP BY 1, 2 ORDER BY 1, 2
             """, [.timestamp(since), app.map(PostgresValue.text) ?? .null])
-        return try rows.rows.map { r in
-            LatencyRow(app: r["app"] ?? "", platform: r["platform"] ?? "", accepted: Int(try r.int("n") ?? 0),
-                       p50: try r.double("p50") ?? 0, p90: try r.double("p90") ?? 0, p99: try r.double("p99") ?? 0)
+        var out: [LatencyRow] = []
+        for r in rows.rows {
+            let app = r["app"] ?? "", platform = r["platform"] ?? ""
+            out.append(LatencyRow(app: app, platform: platform, clock: .created, accepted: Int(try r.int("n") ?? 0),
+                                  p50: try r.double("p50") ?? 0, p90: try r.double("p90") ?? 0, p99: try r.double("p99") ?? 0))
+            let enqueued = Int(try r.int("en") ?? 0)
+            guard enqueued > 0 else { continue }
+            out.append(LatencyRow(app: app, platform: platform, clock: .enqueued, accepted: enqueued,
+                                  p50: try r.double("ep50") ?? 0, p90: try r.double("ep90") ?? 0, p99: try r.double("ep99") ?? 0))
         }
+        return out
     }
 
-    /// Intake rejections and dead-lettered deliveries by kind, most frequent first.
+    /// Intake rejections and dead-lettered deliveries by kind, most frequent
+    /// first: a delivery's dead letter counts whether or not it was replayed
+    /// since (the dead-lettered series a replay reopened is in
+    /// `delivery_replays`), and `replayed` says how many were.
     public static func rejections(on connection: PostgresConnection, since: Date, app: String?, limit: Int = 15) async throws -> [RejectionRow] {
         let rows = try await connection.query(
             """
-            SELECT source, kind, n, example FROM (
-                SELECT 'intake' AS source, kind, count(*) AS n, min(reason) AS example
+            SELECT source, kind, n, replayed, example FROM (
+                SELECT 'intake' AS source, kind, count(*) AS n, 0::bigint AS replayed, min(reason) AS example
                 FROM intake_rejections
                 WHERE received_at >= $1 AND ($2::text IS NULL OR app = $2::text)
                 GROUP BY 2
                 UNION ALL
-                SELECT 'delivery', CASE WHEN provider_reason = 'ResponseLost' THEN 'response_lost'
-                                        WHEN detail LIKE 'retries exhausted%' THEN 'exhausted' ELSE 'other' END,
-                       count(*), min(COALESCE(detail, provider_reason, ''))
-                FROM deliveries
-                WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text) AND status = 'dead_lettered'
+                SELECT 'delivery', pushfleet_dead_letter_kind(provider_reason, detail),
+                       count(*), count(*) FILTER (WHERE replayed), min(COALESCE(detail, provider_reason, ''))
+                FROM (
+                    SELECT provider_reason, detail, false AS replayed FROM deliveries
+                    WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text) AND status = 'dead_lettered'
+                    UNION ALL
+                    SELECT provider_reason, detail, true FROM delivery_replays
+                    WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text)
+                ) d
                 GROUP BY 2
             ) x
             ORDER BY n DESC, source, kind
             LIMIT $3
             """, [.timestamp(since), app.map(PostgresValue.text) ?? .null, .int(Int64(limit))])
         return try rows.rows.map { r in
-            RejectionRow(source: r["source"] ?? "", kind: r["kind"] ?? "", count: Int(try r.int("n") ?? 0), example: r["example"] ?? "")
+            RejectionRow(source: r["source"] ?? "", kind: r["kind"] ?? "", count: Int(try r.int("n") ?? 0),
+                         replayed: Int(try r.int("replayed") ?? 0), example: r["example"] ?? "")
+        }
+    }
+
+    /// What came of the replays of the window's deliveries, per app × platform
+    /// (from `delivery_replay_outcomes`).
+    public static func replays(on connection: PostgresConnection, since: Date, app: String?) async throws -> [ReplayRow] {
+        let rows = try await connection.query(
+            """
+            SELECT app, platform, count(*) AS n,
+                   count(*) FILTER (WHERE result = 'recovered') AS recovered,
+                   count(*) FILTER (WHERE result = 'dead_lettered_again') AS again,
+                   count(*) FILTER (WHERE result = 'failed') AS failed,
+                   count(*) FILTER (WHERE result = 'in_progress') AS in_progress,
+                   COALESCE(sum(attempts_before), 0) AS before
+            FROM delivery_replay_outcomes
+            WHERE created_at >= $1 AND ($2::text IS NULL OR app = $2::text)
+            GROUP BY 1, 2 ORDER BY 1, 2
+            """, [.timestamp(since), app.map(PostgresValue.text) ?? .null])
+        return try rows.rows.map { r in
+            func n(_ c: String) throws -> Int { Int(try r.int(c) ?? 0) }
+            return ReplayRow(app: r["app"] ?? "", platform: r["platform"] ?? "", replayed: try n("n"), recovered: try n("recovered"),
+                             deadLetteredAgain: try n("again"), failed: try n("failed"), inProgress: try n("in_progress"),
+                             attemptsBefore: try n("before"))
         }
     }
 

@@ -3,37 +3,30 @@ import PushCore
 
 extension ReportRenderer {
     /// A self-contained HTML page: inline CSS, the SVG chart inline, the
-    /// funnel and failure tables. No scripts, no external fonts or files.
+    /// report's tables (aligned as the terminal's: `TableShape`) with what
+    /// each counts. No scripts, no external fonts or files.
     public static func html(_ data: ReportData, svg: String) -> String {
-        func cells(_ values: [String], tag: String = "td") -> String {
-            // Numbers right-aligned, text left-aligned.
-            "<tr>" + values.map { v in
-                let numeric = tag == "td" && (Double(v) != nil || (v.hasSuffix(" %") && Double(v.dropLast(2)) != nil))
-                return numeric ? "<td class=\"n\">\(escape(v))</td>" : "<\(tag)>\(escape(v))</\(tag)>"
-            }.joined() + "</tr>\n"
+        func table(_ shape: TableShape, _ rows: [[String]], class name: String) -> String {
+            var out = "<table class=\"\(name)\">\n<tr>" + shape.header.map { "<th>\(escape($0))</th>" }.joined() + "</tr>\n"
+            for row in rows {
+                // Numbers right-aligned, text (names, statuses, reason codes even of digits) left-aligned.
+                out += "<tr>" + row.enumerated().map { i, v in
+                    shape.text.contains(i) ? "<td>\(escape(v))</td>" : "<td class=\"n\">\(escape(v))</td>"
+                }.joined() + "</tr>\n"
+            }
+            return out + "</table>"
         }
-        var funnel = cells(["app", "platform"] + FunnelRow(app: "", platform: "").columns.map(\.name), tag: "th")
-        for r in data.funnel { funnel += cells([r.app, r.platform] + r.columns.map { String($0.value) }) }
-        var failures = cells(["app", "platform", "status", "reason", "deliveries", "share"], tag: "th")
-        for r in data.failures {
-            failures += cells([r.app, r.platform, r.status, r.reason.isEmpty ? "-" : r.reason, String(r.deliveries), percent(r.share)])
-        }
-        var retries = cells(["attempts", "deliveries", "accepted", "dead_lettered", "avg_s_retrying"], tag: "th")
-        for r in data.retries {
-            retries += cells([String(r.attempts), String(r.deliveries), String(r.accepted), String(r.deadLettered),
-                              String(format: "%.1f", r.averageSecondsRetrying)])
-        }
-        var latency = cells(["app", "platform", "accepted", "p50_ms", "p90_ms", "p99_ms"], tag: "th")
-        for r in data.latency {
-            latency += cells([r.app, r.platform, String(r.accepted), String(format: "%.0f", r.p50), String(format: "%.0f", r.p90),
-                              String(format: "%.0f", r.p99)])
-        }
-        var rejections = cells(["source", "kind", "count", "example"], tag: "th")
-        for r in data.rejections { rejections += cells([r.source, r.kind, String(r.count), String(r.example.prefix(120))]) }
+        let funnel = table(funnelShape, funnelCells(data.funnel), class: "funnel")
+        let failures = table(failureShape, data.failures.map(failureCells), class: "failures")
+        let retries = table(retryShape, data.retries.map(retryCells), class: "retries")
+        let latency = table(latencyShape, data.latency.map(latencyCells), class: "latency")
+        let rejections = table(rejectionShape, data.rejections.map { rejectionCells($0, exampleLength: 120) }, class: "rejections")
+        let replays = data.replays.isEmpty ? "<p>None in this window.</p>" : table(replayShape, data.replays.map(replayCells), class: "replays")
         let retryChart = barChart(data.retries.map { (label: "\($0.attempts) attempt\($0.attempts == 1 ? "" : "s")", value: $0.deliveries) },
                                   title: "Final deliveries by attempts needed", color: "#ffb300")
-        let rejectionChart = barChart(data.rejections.map { (label: "\($0.source): \($0.kind)", value: $0.count) },
-                                      title: "Rejected messages and dead letters by kind", color: "#e53935")
+        let rejectionChart = barChart(data.rejections.map { r in
+            (label: "\(r.source): \(r.kind)\(r.replayed > 0 ? " (\(r.replayed) replayed)" : "")", value: r.count)
+        }, title: "Rejected messages and dead letters by kind", color: "#e53935")
         let scope = data.app.map { " — \(escape($0))" } ?? ""
         return """
             <!DOCTYPE html>
@@ -57,23 +50,24 @@ extension ReportRenderer {
             \(svg)
             <p class="note caption">\(escape(chartCaption(data)))</p>
             <h2>Funnel</h2>
-            <p class="note">accepted: the provider (APNs/FCM) took the notification. delivered/opened: the app on the device sent a receipt. Accepted is not delivered.</p>
-            <table class="funnel">
-            \(funnel)</table>
+            <p class="note">accepted: the provider (APNs, FCM, Web Push or Push Kit) took the notification. delivered/opened: the app on the device sent a receipt. Accepted is not delivered.</p>
+            \(funnel)
             <h2>Top failure reasons</h2>
-            <table class="failures">
-            \(failures)</table>
+            \(failures)
+            <p class="note">\(escape(shareCaption))</p>
             <h2>Retries</h2>
             \(retryChart)
-            <table class="retries">
-            \(retries)</table>
-            <h2>Latency, created → accepted</h2>
-            <table class="latency">
-            \(latency)</table>
+            \(retries)
+            <p class="note">\(escape(retriesCaption))</p>
+            <h2>Latency to acceptance</h2>
+            \(latency)
+            <p class="note">\(escape(latencyCaption))</p>
             <h2>Rejected messages and dead letters</h2>
             \(rejectionChart)
-            <table class="rejections">
-            \(rejections)</table>
+            \(rejections)
+            <h2>Replayed dead letters</h2>
+            \(replays)
+            <p class="note">\(escape(replaysCaption))</p>
             </body>
             </html>
 
@@ -94,14 +88,21 @@ extension ReportRenderer {
             })),
             ("retries", .array(data.retries.map { r in
                 .object([("attempts", int(r.attempts)), ("deliveries", int(r.deliveries)), ("accepted", int(r.accepted)),
-                         ("dead_lettered", int(r.deadLettered)), ("avg_seconds_retrying", .double(r.averageSecondsRetrying))])
+                         ("dead_lettered", int(r.deadLettered)), ("avg_seconds_retrying", .double(r.averageSecondsRetrying)),
+                         ("replayed", int(r.replayed))])
             })),
             ("latency_ms", .array(data.latency.map { r in
-                .object([("app", .string(r.app)), ("platform", .string(r.platform)), ("accepted", int(r.accepted)),
-                         ("p50", .double(r.p50)), ("p90", .double(r.p90)), ("p99", .double(r.p99))])
+                .object([("app", .string(r.app)), ("platform", .string(r.platform)), ("from", .string(r.clock.rawValue)),
+                         ("accepted", int(r.accepted)), ("p50", .double(r.p50)), ("p90", .double(r.p90)), ("p99", .double(r.p99))])
             })),
             ("rejections", .array(data.rejections.map { r in
-                .object([("source", .string(r.source)), ("kind", .string(r.kind)), ("count", int(r.count)), ("example", .string(r.example))])
+                .object([("source", .string(r.source)), ("kind", .string(r.kind)), ("count", int(r.count)), ("replayed", int(r.replayed)),
+                         ("example", .string(r.example))])
+            })),
+            ("replays", .array(data.replays.map { r in
+                .object([("app", .string(r.app)), ("platform", .string(r.platform)), ("replayed", int(r.replayed)),
+                         ("recovered", int(r.recovered)), ("dead_lettered_again", int(r.deadLetteredAgain)), ("failed", int(r.failed)),
+                         ("in_progress", int(r.inProgress)), ("attempts_before", int(r.attemptsBefore))])
             })),
             ("future_receipts", int(data.futureReceipts)),
             ("series", .object([

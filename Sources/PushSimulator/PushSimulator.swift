@@ -6,10 +6,11 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
-/// An APNs + FCM + OAuth token endpoint simulator: one TLS server speaking
-/// HTTP/2 (ALPN `h2`, many concurrent streams per connection) that answers
-/// as Apple and Google document, so workers, tests, the demo and the benchmark
-/// need no real provider and no secret.
+/// An APNs, FCM, Web Push and Huawei Push Kit simulator with Google's and
+/// Huawei's OAuth token endpoints: one TLS server speaking HTTP/2 (ALPN `h2`,
+/// many concurrent streams per connection) that answers as Apple, Google,
+/// RFC 8030/8291/8292 and Huawei document, so workers, tests, the demo and
+/// the benchmark need no real provider and no secret.
 public final class PushSimulator: Sendable {
     private struct Running: Sendable {
         let group: MultiThreadedEventLoopGroup

@@ -8,15 +8,19 @@ import PushPostgres
 /// topic so they are sent again. A replay is an operator's explicit decision,
 /// so the ledger is told first: the dead-lettered deliveries the message
 /// carries move back to `pending` (with `replayed_at`, `replay_of`,
-/// `replays`), which the worker's ledger check does not suppress, and the
-/// dead letter is recorded in `dlq_replays`, so a later run (with any filter)
-/// does not replay it twice. The topic is read by offsets, never through a
-/// consumer group: nothing is committed, skipped messages stay for later runs,
-/// and a run takes seconds, not a group join.
+/// `replays`), which the worker's ledger check does not suppress, and start a
+/// new attempt series (`attempts` 0, no first attempt); the series they end
+/// is kept in `delivery_replays`, so the dead letter stays in the views and
+/// the report. The dead letter is recorded in `dlq_replays`, so a later run
+/// (with any filter) does not replay it twice. The topic is read by offsets,
+/// never through a consumer group: nothing is committed, skipped messages
+/// stay for later runs, and a run takes seconds, not a group join.
+/// `pushfleet dlq list` reads the topic the same way (`list`).
 public struct DeadLetterReplay: Sendable {
     /// Which dead letters to replay.
     public struct Filter: Sendable {
-        /// Only messages whose `pushfleet-reason` header contains this text.
+        /// Only messages whose reason (the `pushfleet-dlq-reason` header)
+        /// contains this text, whatever the case of either.
         public var reasonContains: String?
         /// Only the dead letters of this notification.
         public var notificationID: UUID?
@@ -94,7 +98,7 @@ public struct DeadLetterReplay: Sendable {
         var report = Report()
         report.partitions = try await reader.scan(topic: topics.deadLetter) { messages in
             // Per chunk: what an earlier run replayed of these (never the whole table).
-            let done = filter.again ? [] : try await replayedOrigins(topics.deadLetter, of: messages)
+            let done = filter.again ? [:] : try await replayedOrigins(topics.deadLetter, of: messages)
             for message in messages {
                 guard report.count < filter.limit else { return false }
                 if let entry = try await consider(message, filter: filter, done: done, dryRun: dryRun,
@@ -110,13 +114,12 @@ public struct DeadLetterReplay: Sendable {
     }
 
     /// One dead letter: skipped (counted in `report`), or replayed (or, on a dry run, chosen).
-    private func consider(_ message: KafkaMessage, filter: Filter, done: Set<String>, dryRun: Bool, intakeTopic: String,
+    private func consider(_ message: KafkaMessage, filter: Filter, done: [String: Date], dryRun: Bool, intakeTopic: String,
                           report: inout Report) async throws -> Entry? {
         let reason = RetryHeaders(message: message).reason ?? ""
         let body = Self.body(message.value)
-        if let wanted = filter.reasonContains, !reason.contains(wanted) { report.skipped += 1; return nil }
-        if let wanted = filter.notificationID, body.id != wanted { report.skipped += 1; return nil }
-        if !filter.again, done.contains(Self.originKey(message)) { report.alreadyReplayed += 1; return nil }
+        guard filter.chooses(reason: reason, notificationID: body.id) else { report.skipped += 1; return nil }
+        if !filter.again, done[Self.originKey(message)] != nil { report.alreadyReplayed += 1; return nil }
         let origin = "\(message.topic)/\(message.partition)/\(message.offset)"
         let rows: Int
         if dryRun {
@@ -133,7 +136,7 @@ public struct DeadLetterReplay: Sendable {
                 throw error
             }
         }
-        logger.info("dead letter replayed", metadata: [
+        logger.info(dryRun ? "would replay dead letter" : "dead letter replayed", metadata: [
             "kafka.origin": "\(origin)", "push.notification_id": "\(body.id?.uuidString.lowercased() ?? "-")",
             "dlq.reason": "\(reason.prefix(200))", "dlq.ledger_rows": "\(rows)", "dlq.dry_run": "\(dryRun)",
         ])
@@ -170,19 +173,23 @@ public struct DeadLetterReplay: Sendable {
         return Body(id: id, tokens: tokens)
     }
 
-    private static func originKey(_ message: KafkaMessage) -> String { "\(message.partition)/\(message.offset)" }
+    static func originKey(_ message: KafkaMessage) -> String { "\(message.partition)/\(message.offset)" }
 
-    /// Which of `messages` an earlier run replayed: one primary-key probe each.
-    private func replayedOrigins(_ topic: String, of messages: [KafkaMessage]) async throws -> Set<String> {
-        guard !messages.isEmpty else { return [] }
+    /// Which of `messages` an earlier run replayed, and when (by `originKey`): one primary-key probe each.
+    func replayedOrigins(_ topic: String, of messages: [KafkaMessage]) async throws -> [String: Date] {
+        guard !messages.isEmpty else { return [:] }
         let rows = try await connection.query(
             """
-            SELECT r.dlq_partition::text || '/' || r.dlq_offset::text AS k
+            SELECT r.dlq_partition::text || '/' || r.dlq_offset::text AS k, r.replayed_at AS at
               FROM unnest($2::int8[], $3::int8[]) AS m(p, o)
               JOIN dlq_replays r ON r.dlq_topic = $1 AND r.dlq_partition = m.p AND r.dlq_offset = m.o
             """,
             [.text(topic), .intArray(messages.map { Int64($0.partition) }), .intArray(messages.map(\.offset))])
-        return Set(rows.rows.compactMap { $0["k"] })
+        var out: [String: Date] = [:]
+        for row in rows.rows {
+            if let key = row["k"], let at = try row.date("at") { out[key] = at }
+        }
+        return out
     }
 
     private static let rowsPredicate = """
@@ -197,18 +204,29 @@ public struct DeadLetterReplay: Sendable {
         return Int(try rows.first?.int("n") ?? 0)
     }
 
-    /// Moves the rows back to `pending` with the trail, and records the dead letter as replayed.
+    /// Keeps the series the rows end in `delivery_replays`, moves the rows back to
+    /// `pending` with the trail and a new series, and records the dead letter as replayed.
     private func markReplayed(_ message: KafkaMessage, body: Body, origin: String, reason: String) async throws -> Int {
         try await connection.transaction { tx in
             var moved = 0
             if let id = body.id {
+                let binds: [PostgresValue] = [.uuid(id), .textArray(body.tokens.map { $0.storableText }), .text(origin)]
+                // Locked here, so the rows moved below are the rows kept (one transaction, one now()).
+                try await tx.query(
+                    """
+                    INSERT INTO delivery_replays (notification_id, created_at, token, app, platform, replayed_at, replay_of,
+                        dead_lettered_at, attempts, first_attempt_at, provider_reason, detail)
+                    SELECT notification_id, created_at, token, app, platform, now(), $3,
+                           final_at, attempts, first_attempt_at, provider_reason, detail
+                    FROM deliveries WHERE \(Self.rowsPredicate)
+                    FOR UPDATE
+                    """, binds)
                 moved = try await tx.query(
                     """
-                    UPDATE deliveries SET status = 'pending', final_at = NULL, replayed_at = now(), replay_of = $3,
-                        replays = replays + 1, detail = 'replayed from ' || $3, updated_at = now()
+                    UPDATE deliveries SET status = 'pending', final_at = NULL, attempts = 0, first_attempt_at = NULL,
+                        replayed_at = now(), replay_of = $3, replays = replays + 1, detail = 'replayed from ' || $3, updated_at = now()
                     WHERE \(Self.rowsPredicate)
-                    """,
-                    [.uuid(id), .textArray(body.tokens.map { $0.storableText }), .text(origin)]).affectedRows
+                    """, binds).affectedRows
             }
             try await tx.query(
                 """
@@ -223,14 +241,44 @@ public struct DeadLetterReplay: Sendable {
         }
     }
 
+    /// Puts back what `markReplayed` changed: each row as `delivery_replays` kept it
+    /// (status, series, reason), its trail as the replay before left it, and no record
+    /// of this replay.
     private func unmark(_ message: KafkaMessage, origin: String) async throws {
         try await connection.transaction { tx in
             try await tx.query(
-                "UPDATE deliveries SET status = 'dead_lettered', final_at = now(), detail = 'replay not published' WHERE replay_of = $1 AND status = 'pending'",
-                [.text(origin)])
+                """
+                WITH kept AS (
+                    DELETE FROM delivery_replays r USING deliveries d
+                    WHERE r.replay_of = $1 AND d.notification_id = r.notification_id AND d.token = r.token
+                      AND d.created_at = r.created_at AND d.status = 'pending' AND d.replay_of = $1 AND d.replayed_at = r.replayed_at
+                    RETURNING r.*
+                )
+                UPDATE deliveries d SET status = 'dead_lettered', final_at = k.dead_lettered_at, attempts = k.attempts,
+                    first_attempt_at = k.first_attempt_at, detail = k.detail, replays = d.replays - 1,
+                    replayed_at = before.replayed_at, replay_of = before.replay_of, updated_at = now()
+                FROM kept k
+                LEFT JOIN LATERAL (
+                    SELECT p.replayed_at, p.replay_of FROM delivery_replays p
+                    WHERE p.notification_id = k.notification_id AND p.token = k.token AND p.created_at = k.created_at
+                      AND p.replayed_at < k.replayed_at
+                    ORDER BY p.replayed_at DESC LIMIT 1
+                ) before ON true
+                WHERE d.notification_id = k.notification_id AND d.token = k.token AND d.created_at = k.created_at
+                """, [.text(origin)])
             try await tx.query("DELETE FROM dlq_replays WHERE dlq_topic = $1 AND dlq_partition = $2 AND dlq_offset = $3",
                                [.text(message.topic), .int(Int64(message.partition)), .int(message.offset)])
         }
+    }
+}
+
+extension DeadLetterReplay.Filter {
+    /// Whether a dead letter with this reason and notification id is chosen
+    /// (`again` aside): the reason compared without regard to case.
+    func chooses(reason: String, notificationID: UUID?) -> Bool {
+        if let wanted = reasonContains, !wanted.isEmpty, reason.range(of: wanted, options: .caseInsensitive) == nil { return false }
+        if let wanted = self.notificationID, notificationID != wanted { return false }
+        return true
     }
 }
 

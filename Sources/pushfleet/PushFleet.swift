@@ -7,7 +7,7 @@ import PushPostgres
 struct PushFleet: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pushfleet",
-        abstract: "PushFleet: a queue-backed push-notification worker fleet (Kafka → APNs/FCM → PostgreSQL).",
+        abstract: "PushFleet: a queue-backed push-notification worker fleet (Kafka → APNs, FCM, Web Push, Push Kit → PostgreSQL).",
         subcommands: [
             WorkerCommand.self, MigrateCommand.self, EnqueueCommand.self, SimulateCommand.self,
             MockKafkaCommand.self, DemoCommand.self, DLQCommand.self, BenchCommand.self,

@@ -5,7 +5,7 @@ import PushSimulator
 struct SimulateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulate",
-        abstract: "Run the APNs + FCM + OAuth simulator (TLS, HTTP/2). Prints its port; stops on SIGTERM/SIGINT.")
+        abstract: "Run the APNs, FCM, Web Push and Push Kit simulator with their token endpoints (TLS, HTTP/2). Prints its port; stops on SIGTERM/SIGINT.")
 
     @Option(name: .long, help: "Simulator configuration (JSON): keys, accounts, dead tokens, TLS, fast mode.")
     var config: String?

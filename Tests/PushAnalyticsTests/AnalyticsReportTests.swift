@@ -77,7 +77,7 @@ final class AnalyticsReportTests: XCTestCase {
         let data = try await ReportQueries.load(on: db.connection, since: hour.addingTimeInterval(-60), app: nil)
         XCTAssertEqual(data.retries.map(\.attempts), [1])
         XCTAssertEqual(data.retries.first?.deliveries, 1000)
-        XCTAssertEqual(data.latency.count, 2)
+        XCTAssertEqual(data.latency.map { "\($0.platform) \($0.clock)" }, ["android created", "android enqueued", "ios created", "ios enqueued"])
         XCTAssertEqual(Set(data.rejections.map { "\($0.source):\($0.kind):\($0.count)" }), ["intake:not_json:1", "delivery:other:100"])
         let dir = NSTemporaryDirectory() + "pushfleet-report-browser-\(UUID().uuidString)"
         addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }
@@ -87,8 +87,8 @@ final class AnalyticsReportTests: XCTestCase {
                                 environment: ["DUMP_DOM": dir + "/dom.html"])
         XCTAssertEqual(shot.status, 0, shot.output)
         let dom = try String(contentsOfFile: dir + "/dom.html", encoding: .utf8)
-        for heading in ["Deliveries over time by status", "Funnel", "Top failure reasons", "Retries", "Latency, created → accepted",
-                        "Rejected messages and dead letters"] {
+        for heading in ["Deliveries over time by status", "Funnel", "Top failure reasons", "Retries", "Latency to acceptance",
+                        "Rejected messages and dead letters", "Replayed dead letters"] {
             XCTAssertTrue(dom.contains("<h2>\(heading)</h2>"), "the browser's DOM lacks \(heading)")
         }
         XCTAssertTrue(dom.contains("accepted, no receipt yet"), "the legend says what the accepted bars are")
@@ -128,6 +128,94 @@ final class AnalyticsReportTests: XCTestCase {
         XCTAssertEqual(opened, 100, "still counted, at the report's time")
         XCTAssertTrue(ReportRenderer.text(data).contains("3 receipt(s) carry a device time after this report's time"))
         XCTAssertTrue(ReportRenderer.chartCaption(data).contains("3 receipt(s)"))
+    }
+
+    /// A replay (as `pushfleet dlq replay` leaves the ledger: the dead-lettered
+    /// series in `delivery_replays`, the row reopened with a new series) does
+    /// not take the dead letter out of the report: it is still counted, marked
+    /// replayed, attempts are the replay's series, and the replays have a
+    /// section and a line under the chart saying what came of them.
+    func testReplayedDeadLettersStayInTheReportMarkedReplayed() async throws {
+        let db = try await MigratedDatabase.make()
+        let hour = try await AnalyticsFixture.seed(db)
+        // Three of the fixture's dead letters (android, kind `other`) replayed: two accepted
+        // on the replay's first try, one dead-lettered again after retries.
+        try await db.connection.query(
+            """
+            INSERT INTO delivery_replays (notification_id, created_at, token, app, platform, replayed_at, replay_of,
+                                          dead_lettered_at, attempts, first_attempt_at, provider_reason, detail)
+            SELECT notification_id, created_at, token, app, platform, final_at + interval '1 h', 'push.dlq/0/' || substr(token, 4),
+                   final_at, attempts, first_attempt_at, provider_reason, detail
+            FROM deliveries WHERE token IN ('tok9', 'tok19', 'tok29')
+            """)
+        try await db.connection.query(
+            """
+            UPDATE deliveries SET replays = 1, replayed_at = final_at + interval '1 h', replay_of = 'push.dlq/0/' || substr(token, 4),
+                   status = CASE token WHEN 'tok29' THEN 'dead_lettered' ELSE 'accepted' END,
+                   attempts = CASE token WHEN 'tok29' THEN 3 ELSE 1 END,
+                   first_attempt_at = final_at + interval '61 min', last_attempt_at = final_at + interval '62 min',
+                   accepted_at = CASE WHEN token <> 'tok29' THEN final_at + interval '62 min' END,
+                   detail = CASE token WHEN 'tok29' THEN 'retries exhausted after attempt 3: UNAVAILABLE' END,
+                   final_at = final_at + interval '62 min'
+            WHERE token IN ('tok9', 'tok19', 'tok29')
+            """)
+        let data = try await ReportQueries.load(on: db.connection, since: hour.addingTimeInterval(-60), app: nil)
+        // Read through report.json, which carries every number of the report.
+        let json = ReportRenderer.json(data)
+        func objects(_ key: String) -> [JSONValue] { if case .array(let a)? = json[key] { a } else { [] } }
+        func line(_ object: JSONValue, _ keys: [String]) -> String {
+            keys.map { key in object[key].map { v in v.stringValue ?? v.numberValue.map { String(format: "%g", $0) } ?? "?" } ?? "∅" }
+                .joined(separator: "|")
+        }
+        // 100 dead-lettered, 3 of them replayed since; 1 of those dead-lettered again (a second dead letter).
+        XCTAssertEqual(Set(objects("rejections").map { line($0, ["source", "kind", "count", "replayed"]) }),
+                       ["delivery|other|100|3", "delivery|exhausted|1|0"], "the replayed dead letters are still dead letters")
+        XCTAssertEqual(objects("replays").map { line($0, ["app", "platform", "replayed", "recovered", "dead_lettered_again", "failed",
+                                                          "in_progress", "attempts_before"]) },
+                       ["com.example.shop|android|3|2|1|0|0|3"])
+        XCTAssertEqual(objects("retries").map { line($0, ["attempts", "deliveries", "replayed"]) }, ["1|999|2", "3|1|1"],
+                       "attempts of the replay's series")
+
+        let text = ReportRenderer.text(data)
+        XCTAssertTrue(text.contains("Replayed dead letters"), text)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let section = try XCTUnwrap(lines.firstIndex(of: "Replayed dead letters"), text)
+        XCTAssertEqual(lines[section + 2].split(separator: " ").map(String.init),
+                       ["app", "platform", "replayed", "recovered", "dead_lettered_again", "failed", "in_progress", "attempts_before"])
+        let replayLine = lines[section + 4]
+        XCTAssertEqual(replayLine.split(separator: " ").map(String.init), ["com.example.shop", "android", "3", "2", "1", "0", "0", "3"])
+        XCTAssertTrue(ReportRenderer.chartCaption(data).contains("3 dead-lettered deliveries were replayed: 2 recovered, 1 dead-lettered again"),
+                      ReportRenderer.chartCaption(data))
+        let html = ReportRenderer.html(data, svg: ReportRenderer.svg(data.series))
+        XCTAssertTrue(html.contains("<h2>Replayed dead letters</h2>"))
+        XCTAssertTrue(html.contains("delivery: other (3 replayed)"), "the dead-letter chart says which were replayed")
+    }
+
+    /// The report's words and table cells: every provider named, the failure
+    /// share's denominator said, reason codes (Push Kit's are digits) as text,
+    /// and the HTML funnel's total row like the terminal's.
+    func testTheReportNamesEveryProviderAndReadsLikeTheTerminal() {
+        var web = FunnelRow(app: "com.example.news", platform: "web")
+        web.enqueued = 10; web.accepted = 8; web.invalidToken = 2
+        var huawei = FunnelRow(app: "com.example.news", platform: "huawei")
+        huawei.enqueued = 5; huawei.accepted = 4; huawei.rejected = 1
+        let data = ReportData(generatedAt: Date(), since: Date(), app: nil, funnel: [huawei, web],
+                              failures: [FailureRow(app: "com.example.news", platform: "huawei", status: "rejected", reason: "80300007",
+                                                    deliveries: 1, share: 0.2),
+                                         FailureRow(app: "com.example.news", platform: "web", status: "invalid_token", reason: "Gone",
+                                                    deliveries: 2, share: 0.2)],
+                              series: StatusSeries(bucketSeconds: 60, buckets: [], series: []))
+        let html = ReportRenderer.html(data, svg: ReportRenderer.svg(data.series))
+        XCTAssertTrue(html.contains("APNs, FCM, Web Push or Push Kit"), "the funnel's note names every provider")
+        XCTAssertFalse(html.contains("APNs/FCM"))
+        XCTAssertTrue(html.contains("<td>80300007</td>"), "a reason code is text, left-aligned, even when it is digits")
+        XCTAssertTrue(html.contains("<td class=\"n\">20.00 %</td>"), "a share is a number")
+        XCTAssertTrue(html.contains("<tr><td>total</td><td></td><td class=\"n\">15</td><td class=\"n\">12</td>"),
+                      "the HTML funnel has the terminal's total row")
+        let text = ReportRenderer.text(data)
+        for page in [text, html] {
+            XCTAssertTrue(page.contains("share: of all the deliveries of that app and platform"), "the share's denominator is said")
+        }
     }
 
     func testRendererHandlesEmptyAndSingleBucket() {

@@ -73,6 +73,31 @@ final class AnalyticsViewTests: XCTestCase {
                        ["android|UNREGISTERED|1", "ios|Unregistered|2"])
     }
 
+    /// Two clocks end at acceptance, and each view is named for where it
+    /// starts: `created_at` (the producer's clock) or `enqueued_at` (the
+    /// Kafka timestamp of the intake message). `delivery_latency_hourly`, the
+    /// name queries were written against, stays the enqueued one.
+    func testEachAcceptanceClockHasAViewNamedForIt() async throws {
+        let db = try await MigratedDatabase.make()
+        let hour = ReportQueries.hourFloor(Date()).addingTimeInterval(-3600)
+        // Created on the hour, enqueued (i + 10) s later, accepted 2 s after that.
+        try await db.connection.query(
+            """
+            INSERT INTO deliveries (notification_id, created_at, app, platform, token, status, attempts, enqueued_at,
+                                    first_attempt_at, last_attempt_at, accepted_at, final_at)
+            SELECT gen_random_uuid(), $1, 'app', 'ios', 't' || i, 'accepted', 1, e, e, e, e + interval '2 s', e + interval '2 s'
+            FROM (SELECT i, $1::timestamptz + (i + 10) * interval '1 s' AS e FROM generate_series(0, 9) AS i) g
+            """, [.timestamp(hour)])
+        let created = try await db.row("SELECT accepted, p50_ms, p99_ms FROM delivery_created_to_accepted_hourly WHERE hour = $1", [.timestamp(hour)])
+        let enqueued = try await db.row("SELECT accepted, p50_ms, p99_ms FROM delivery_enqueued_to_accepted_hourly WHERE hour = $1", [.timestamp(hour)])
+        let old = try await db.row("SELECT accepted, p50_ms, p99_ms FROM delivery_latency_hourly WHERE hour = $1", [.timestamp(hour)])
+        XCTAssertEqual(created["accepted"], "10")
+        XCTAssertEqual(Double(created["p50_ms"] ?? ""), 16_500, "created → accepted: 12 … 21 s")
+        XCTAssertEqual(Double(enqueued["p50_ms"] ?? ""), 2_000, "enqueued → accepted: 2 s each")
+        XCTAssertEqual(Double(enqueued["p99_ms"] ?? ""), 2_000)
+        XCTAssertEqual(old, enqueued, "the old name is the enqueued clock")
+    }
+
     /// The hourly views' hour filters are answered from the BRIN over those
     /// hours (migrations 0014, 0015), not by reading every row of every partition.
     func testHourFiltersReadTheirHoursThroughTheBRIN() async throws {
@@ -81,6 +106,7 @@ final class AnalyticsViewTests: XCTestCase {
         try await db.connection.query("VACUUM ANALYZE deliveries")
         try await db.connection.query("SET enable_seqscan = off")
         for (view, hour) in [("delivery_funnel_hourly", "created_at"), ("delivery_latency_hourly", "created_at"),
+                             ("delivery_created_to_accepted_hourly", "created_at"), ("delivery_enqueued_to_accepted_hourly", "created_at"),
                              ("delivery_accepted_hourly", "accepted_at")] {
             let plan = try await db.connection.query(
                 "EXPLAIN SELECT * FROM \(view) WHERE hour >= now() - interval '3 hours'")
@@ -143,6 +169,8 @@ final class AnalyticsViewTests: XCTestCase {
         let views: [(sql: String, column: String, expected: [Date: Int])] = [
             ("SELECT hour, enqueued AS n FROM delivery_funnel_hourly", "hour", hours),
             ("SELECT hour, accepted AS n FROM delivery_latency_hourly", "hour", hours),
+            ("SELECT hour, accepted AS n FROM delivery_created_to_accepted_hourly", "hour", hours),
+            ("SELECT hour, accepted AS n FROM delivery_enqueued_to_accepted_hourly", "hour", hours),
             ("SELECT hour, accepted AS n FROM delivery_accepted_hourly", "hour", hours),
             ("SELECT hour, attempts AS n FROM attempt_latency_hourly", "hour", hours),
             ("SELECT day, deliveries AS n FROM delivery_retries_daily", "day", days),

@@ -3,6 +3,7 @@ import PushTestSupport
 import Logging
 import PushCore
 import PushPostgres
+import PushTestSupport
 import XCTest
 
 /// The fleet's drills on two brokers: librdkafka's mock cluster (with the

@@ -34,6 +34,19 @@ final class OperatorCommandTests: XCTestCase {
         XCTAssertFalse(kafkaLine.isEmpty, "`mock-kafka` must print its bootstrap servers while it runs:\n\(kafkaOutput)")
     }
 
+    /// The help a newcomer reads first names every provider the fleet sends to.
+    func testHelpNamesEveryProvider() async throws {
+        let binary = try TestEnvironment.pushfleetBinary()
+        for arguments in [["--help"], ["simulate", "--help"]] {
+            let help = try await TestEnvironment.run(binary, arguments, timeout: .seconds(30))
+            XCTAssertEqual(help.status, 0, help.output)
+            let flat = help.output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            for provider in ["APNs", "FCM", "Web Push", "Push Kit"] {
+                XCTAssertTrue(flat.contains(provider), "`pushfleet \(arguments.joined(separator: " "))` does not name \(provider):\n\(help.output)")
+            }
+        }
+    }
+
     /// The binary carries its SQL migrations: a copy of it, run from an empty
     /// directory with no PUSHFLEET_MIGRATIONS_DIR, migrates a fresh database
     /// with exactly the files of schemas/postgres/ (their checksums too: the

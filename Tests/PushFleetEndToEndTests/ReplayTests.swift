@@ -83,6 +83,24 @@ final class ReplayTests: XCTestCase {
         XCTAssertEqual(again.status, 0, again.output)
         XCTAssertTrue(again.output.contains("would replay 1, skipped 0 (filters), already replayed 1"), again.output)
 
+        // `dlq list` says what is dead-lettered and which were replayed, and changes nothing.
+        let listed = try await TestEnvironment.run(binary, [
+            "dlq", "list", "--bootstrap-servers", bootstrap, "--database-url", database.url,
+        ], timeout: .seconds(30))
+        XCTAssertEqual(listed.status, 0, listed.output)
+        let lines = listed.output.split(separator: "\n").map(String.init)
+        let chosenLine = lines.first { $0.contains(chosen.uuidString.lowercased()) } ?? ""
+        let otherLine = lines.first { $0.contains(other.uuidString.lowercased()) } ?? ""
+        XCTAssertTrue(chosenLine.hasPrefix("push.dlq/0/") && chosenLine.contains(" replayed "), listed.output)
+        XCTAssertTrue(otherLine.hasPrefix("push.dlq/0/") && otherLine.contains(" not replayed "), listed.output)
+        XCTAssertTrue(listed.output.contains("2 dead letter(s) listed: 1 replayed, 1 not replayed"), listed.output)
+        let pending = try await TestEnvironment.run(binary, [
+            "dlq", "list", "--bootstrap-servers", bootstrap, "--database-url", database.url, "--not-replayed",
+        ], timeout: .seconds(30))
+        XCTAssertEqual(pending.status, 0, pending.output)
+        XCTAssertFalse(pending.output.contains(chosen.uuidString.lowercased()), pending.output)
+        XCTAssertTrue(pending.output.contains(other.uuidString.lowercased()), pending.output)
+
         // A worker (its APNs key is never used: expired notifications are not sent).
         let keyPath = dir + "/AuthKey.p8"
         let key = try await TestEnvironment.run("/bin/sh", ["-c",

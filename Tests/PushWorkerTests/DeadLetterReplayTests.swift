@@ -14,13 +14,20 @@ import XCTest
 /// simulator (503s), the dead letters go to librdkafka's mock cluster, and the
 /// replayed messages are processed by the worker's own processor.
 final class DeadLetterReplayTests: XCTestCase {
-    func testAReplayReSendsAndALaterRunWithAnotherFilterFindsWhatTheFirstSkipped() async throws {
+    /// The simulator and a database (`DeliverySemanticsTests.stack`), librdkafka's
+    /// mock cluster with the dead-letter and intake topics, a producer, and the worker's stores.
+    static func replayStack(deadLetterPartitions: Int32 = 1) async throws
+        -> (DeliverySemanticsTests.Stack, KafkaMockCluster, KafkaProducer, WorkerStores) {
         let stack = try await DeliverySemanticsTests.stack()
         let cluster = try KafkaMockCluster(brokers: 1, logger: MigratedDatabase.logger)
-        try cluster.createTopic("push.dlq", partitions: 2)
+        try cluster.createTopic("push.dlq", partitions: deadLetterPartitions)
         try cluster.createTopic("push.notifications", partitions: 1)
         let producer = try KafkaProducer(bootstrapServers: cluster.bootstrapServers, logger: MigratedDatabase.logger)
-        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger)
+        return (stack, cluster, producer, WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger))
+    }
+
+    func testAReplayReSendsAndALaterRunWithAnotherFilterFindsWhatTheFirstSkipped() async throws {
+        let (stack, cluster, producer, store) = try await Self.replayStack(deadLetterPartitions: 2)
         let (processor, router) = try stack.processor(store: store)
 
         // Two notifications on their last attempt while APNs answers 503: retries exhausted.
@@ -89,6 +96,152 @@ final class DeadLetterReplayTests: XCTestCase {
         XCTAssertEqual(again.replayed.count, 2)
 
         await reader.close()
+        await producer.close()
+        router.shutdown()
+        try await stack.close()
+    }
+
+    /// A replay starts a new attempt series: a delivery dead-lettered after
+    /// `retry.max_attempts` real attempts and accepted on the replay's first
+    /// try has `attempts` 1 (the replay's series), never more than the limit;
+    /// the series it was dead-lettered after stays in `delivery_replays`, and
+    /// the dead letter stays in `dead_letters_daily`, marked replayed, and
+    /// `delivery_replays_daily` says the replay recovered it (the report's
+    /// side: `AnalyticsReportTests`). `--reason-contains` matches whatever the case,
+    /// and a dry run logs what it would do, not that it did it.
+    func testAReplayCountsAttemptsPerSeriesAndKeepsTheDeadLetterInTheStory() async throws {
+        let (stack, cluster, producer, store) = try await Self.replayStack()
+        let (processor, router) = try stack.processor(store: store)
+        let maxAttempts = stack.configuration.retry.maxAttempts
+
+        // Every attempt of the series made for real: APNs answers 503 until retries are exhausted.
+        try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil))])
+        let x = UUID(), created = Date().addingTimeInterval(-60)
+        let tokenX = DeliverySemanticsTests.token(211)
+        for attempt in 1...maxAttempts {
+            var headers = RetryHeaders()
+            headers.attempt = attempt
+            let outcome = try await processor.outcome(of: [DeliverySemanticsTests.message(
+                id: x, createdAt: created, tokens: [tokenX], offset: Int64(attempt),
+                topic: attempt == 1 ? "push.notifications" : "push.retry.5s", headers: attempt == 1 ? [] : headers.kafkaHeaders)])
+            XCTAssertEqual(outcome.deliveries.map(\.status), [attempt < maxAttempts ? .retrying : .deadLettered], "attempt \(attempt)")
+            for m in outcome.outgoing where m.topic == "push.dlq" {
+                try await producer.send(topic: m.topic, key: m.key, value: m.value, headers: m.headers)
+            }
+            try await store.writer.write(outcome)
+        }
+        let dead = try await stack.db.row("SELECT status, attempts FROM deliveries WHERE notification_id = $1", [.uuid(x)])
+        XCTAssertEqual(dead["status"], "dead_lettered")
+        XCTAssertEqual(dead["attempts"], String(maxAttempts))
+        try stack.simulator.setScenarios([])
+
+        // A dry run, by the reason in another case: chosen, and logged as what it would do.
+        let lines = Locked<[String]>([])
+        let sink = LogLineSink { line in lines.withLock { $0.append(String(decoding: line, as: UTF8.self)) } }
+        let logger = Logger(label: "replay") { _ in JSONLogHandler(label: "replay", level: .info, sink: sink, metadataProvider: nil) }
+        let reader = try KafkaPartitionReader(bootstrapServers: cluster.bootstrapServers, groupID: "series-test", logger: MigratedDatabase.logger)
+        let dry = try await DeadLetterReplay(reader: reader, producer: nil, connection: stack.db.connection, logger: logger)
+            .run(topics: TopicNames(), filter: .init(reasonContains: "serviceunavailable"), dryRun: true)
+        XCTAssertEqual(dry.replayed.map(\.notificationID), [x], "--reason-contains ignores case")
+        let logged = lines.withLock { $0 }.joined()
+        XCTAssertTrue(logged.contains("would replay dead letter"), logged)
+        XCTAssertFalse(logged.contains("\"dead letter replayed\""), "a dry run replays nothing:\n\(logged)")
+
+        let replay = DeadLetterReplay(reader: reader, producer: producer, connection: stack.db.connection, logger: MigratedDatabase.logger)
+        let run = try await replay.run(topics: TopicNames(), filter: .init(reasonContains: "SERVICEUNAVAILABLE"), dryRun: false)
+        XCTAssertEqual(run.replayed.map(\.notificationID), [x])
+        let intake = try await reader.scan(topic: "push.notifications")
+        XCTAssertEqual(intake.count, 1)
+        try await store.writer.write(try await processor.outcome(of: intake))
+
+        // The row tells the replay's series; the series before is kept beside it.
+        let row = try await stack.db.row(
+            "SELECT status, attempts, replays, first_attempt_at = last_attempt_at AS one_series FROM deliveries WHERE notification_id = $1",
+            [.uuid(x)])
+        XCTAssertEqual(row["status"], "accepted")
+        XCTAssertEqual(row["attempts"], "1", "attempts count the replay's series, at most retry.max_attempts")
+        XCTAssertEqual(row["replays"], "1")
+        XCTAssertEqual(row["one_series"], "t", "first and last attempt are the replay's")
+        let before = try await stack.db.row("SELECT attempts, replay_of, dead_lettered_at IS NOT NULL AS dated FROM delivery_replays WHERE notification_id = $1", [.uuid(x)])
+        XCTAssertEqual(before["attempts"], String(maxAttempts), "the dead-lettered series, kept")
+        XCTAssertEqual(before["dated"], "t")
+        XCTAssertEqual(before["replay_of"], run.replayed.first?.origin)
+
+        // The dead letter is still in the day's dead letters, marked replayed; the replay recovered.
+        let letters = try await stack.db.row(
+            "SELECT sum(messages) AS messages, sum(replayed) AS replayed FROM dead_letters_daily WHERE source = 'delivery' AND kind = 'exhausted'")
+        XCTAssertEqual(letters["messages"], "1")
+        XCTAssertEqual(letters["replayed"], "1")
+        let replays = try await stack.db.row("SELECT replayed, recovered, dead_lettered_again, in_progress FROM delivery_replays_daily")
+        XCTAssertEqual(replays, ["replayed": "1", "recovered": "1", "dead_lettered_again": "0", "in_progress": "0"])
+
+        await reader.close()
+        await producer.close()
+        router.shutdown()
+        try await stack.close()
+    }
+
+    /// A replay whose message cannot be published puts the ledger back as it
+    /// was: the row dead-lettered again with its series (attempts, first
+    /// attempt, final time, reason) and the trail of the replay before it, and
+    /// no record of the replay that did not happen.
+    func testAReplayThatCannotBePublishedPutsTheLedgerBackAsItWas() async throws {
+        let (stack, cluster, producer, store) = try await Self.replayStack()
+        // Takes nothing over 1,000 bytes: the notification below is larger.
+        let refusing = try KafkaProducer(bootstrapServers: cluster.bootstrapServers, properties: ["message.max.bytes": "1000"],
+                                         logger: MigratedDatabase.logger)
+        var configuration = stack.configuration
+        configuration.retry.maxAttempts = 1
+        let (processor, router) = try stack.processor(store: store, configuration: configuration)
+        try stack.simulator.setScenarios([SimulatorScenario(provider: "apns", fault: .httpError(status: 503, retryAfterSeconds: nil))])
+        let x = UUID()
+        let json = """
+            {"schema_version": 1, "id": "\(x.uuidString.lowercased())", "app": "\(DeliverySemanticsTests.app)",
+             "created_at": "\(Timestamps.format(Date().addingTimeInterval(-60)))",
+             "recipients": [{"token": "\(DeliverySemanticsTests.token(221))", "platform": "ios"}],
+             "alert": {"title": "t", "body": "\(String(repeating: "b", count: 1_500))"}}
+            """
+        func deadLetter(_ message: KafkaMessage) async throws {
+            let outcome = try await processor.outcome(of: [message])
+            XCTAssertEqual(outcome.deliveries.map(\.status), [.deadLettered])
+            for m in outcome.outgoing where m.topic == "push.dlq" {
+                try await producer.send(topic: m.topic, key: m.key, value: m.value, headers: m.headers)
+            }
+            try await store.writer.write(outcome)
+        }
+        try await deadLetter(KafkaMessage(topic: "push.notifications", partition: 0, offset: 0, key: nil, value: Array(json.utf8)))
+
+        // Replayed once and dead-lettered again: the row carries that replay's trail.
+        let reader = try KafkaPartitionReader(bootstrapServers: cluster.bootstrapServers, groupID: "unmark-test", logger: MigratedDatabase.logger)
+        let first = try await DeadLetterReplay(reader: reader, producer: producer, connection: stack.db.connection, logger: MigratedDatabase.logger)
+            .run(topics: TopicNames(), filter: .init(), dryRun: false)
+        XCTAssertEqual(first.count, 1)
+        let replayed = try await reader.scan(topic: "push.notifications")
+        XCTAssertEqual(replayed.count, 1)
+        try await deadLetter(try XCTUnwrap(replayed.first))
+        let columns = "status, attempts, first_attempt_at, final_at, detail, replays, replayed_at, replay_of"
+        let before = try await stack.db.row("SELECT \(columns) FROM deliveries WHERE notification_id = $1", [.uuid(x)])
+        XCTAssertEqual(before["status"], "dead_lettered")
+        XCTAssertEqual(before["replays"], "1")
+        XCTAssertEqual(before["replay_of"], "push.dlq/0/0")
+
+        // The second dead letter's replay cannot be published.
+        do {
+            _ = try await DeadLetterReplay(reader: reader, producer: refusing, connection: stack.db.connection, logger: MigratedDatabase.logger)
+                .run(topics: TopicNames(), filter: .init(), dryRun: false)
+            XCTFail("a replay that was not published must fail")
+        } catch {
+            XCTAssertTrue("\(error)".contains("too large"), "refused by the producer, not anything before it: \(error)")
+        }
+        let after = try await stack.db.row("SELECT \(columns) FROM deliveries WHERE notification_id = $1", [.uuid(x)])
+        XCTAssertEqual(after, before, "the row is as it was before the replay")
+        let kept = try await stack.db.row("SELECT count(*) AS n, max(replay_of) AS of FROM delivery_replays WHERE notification_id = $1", [.uuid(x)])
+        XCTAssertEqual(kept, ["n": "1", "of": "push.dlq/0/0"], "only the replay that happened is kept")
+        let trail = try await stack.db.row("SELECT count(*) AS n FROM dlq_replays")
+        XCTAssertEqual(trail["n"], "1")
+
+        await reader.close()
+        await refusing.close()
         await producer.close()
         router.shutdown()
         try await stack.close()

@@ -243,20 +243,25 @@ final class ObservabilityMetricsTests: XCTestCase {
         XCTAssertTrue(typeLines().contains("# TYPE pushfleet_provider_request_seconds histogram"))
     }
 
-    func testEnqueueToAcceptedHistogramReachesTenMinutes() {
-        metrics.enqueueToAccepted(provider: .fcm, seconds: 0.004)
-        metrics.enqueueToAccepted(provider: .fcm, seconds: -2)  // clock skew counts as zero
-        metrics.enqueueToAccepted(provider: .fcm, seconds: 400)
-        metrics.enqueueToAccepted(provider: .fcm, seconds: 601)
+    func testCreatedToAcceptedHistogramReachesTenMinutes() {
+        metrics.createdToAccepted(provider: .fcm, seconds: 0.004)
+        metrics.createdToAccepted(provider: .fcm, seconds: -2)  // clock skew counts as zero
+        metrics.createdToAccepted(provider: .fcm, seconds: 400)
+        metrics.createdToAccepted(provider: .fcm, seconds: 601)
+        metrics.enqueuedToAccepted(provider: .fcm, seconds: 0.02)
         metrics.batchCommitted(seconds: 0.02)
         let s = samples()
-        XCTAssertEqual(s[#"pushfleet_enqueue_to_accepted_seconds_bucket{provider="fcm",le="0.005"}"#], "2")
-        XCTAssertEqual(s[#"pushfleet_enqueue_to_accepted_seconds_bucket{provider="fcm",le="300.0"}"#], "2")
-        XCTAssertEqual(s[#"pushfleet_enqueue_to_accepted_seconds_bucket{provider="fcm",le="600.0"}"#], "3")
-        XCTAssertEqual(s[#"pushfleet_enqueue_to_accepted_seconds_bucket{provider="fcm",le="+Inf"}"#], "4")
-        XCTAssertEqual(s[#"pushfleet_enqueue_to_accepted_seconds_count{provider="fcm"}"#], "4")
-        XCTAssertEqual(s.keys.filter { $0.hasPrefix("pushfleet_enqueue_to_accepted_seconds_bucket") }.count,
-                       MetricBuckets.enqueueToAccepted.count + 1)
+        XCTAssertEqual(s[#"pushfleet_created_to_accepted_seconds_bucket{provider="fcm",le="0.005"}"#], "2")
+        XCTAssertEqual(s[#"pushfleet_created_to_accepted_seconds_bucket{provider="fcm",le="300.0"}"#], "2")
+        XCTAssertEqual(s[#"pushfleet_created_to_accepted_seconds_bucket{provider="fcm",le="600.0"}"#], "3")
+        XCTAssertEqual(s[#"pushfleet_created_to_accepted_seconds_bucket{provider="fcm",le="+Inf"}"#], "4")
+        XCTAssertEqual(s[#"pushfleet_created_to_accepted_seconds_count{provider="fcm"}"#], "4")
+        XCTAssertEqual(s.keys.filter { $0.hasPrefix("pushfleet_created_to_accepted_seconds_bucket") }.count,
+                       MetricBuckets.createdToAccepted.count + 1)
+        XCTAssertEqual(s[#"pushfleet_enqueued_to_accepted_seconds_bucket{provider="fcm",le="0.025"}"#], "1")
+        XCTAssertEqual(s[#"pushfleet_enqueued_to_accepted_seconds_bucket{provider="fcm",le="0.01"}"#], "0")
+        XCTAssertEqual(s.keys.filter { $0.hasPrefix("pushfleet_enqueued_to_accepted_seconds_bucket") }.count,
+                       MetricBuckets.enqueuedToAccepted.count + 1)
         XCTAssertEqual(s[#"pushfleet_batch_commit_seconds_bucket{le="0.025"}"#], "1")
         XCTAssertEqual(s[#"pushfleet_batch_commit_seconds_bucket{le="0.01"}"#], "0")
         XCTAssertEqual(s["pushfleet_batch_commit_seconds_count"], "1")

@@ -165,8 +165,14 @@ final class DeliverySender: Sendable {
                     attempts: 1, providerStatus: response.status, providerReason: nil, providerMessageID: messageID,
                     detail: nil, enqueuedAt: item.enqueuedAt, firstAttemptAt: started, lastAttemptAt: started,
                     acceptedAt: now, finalAt: now))
-                observer.enqueueToAccepted(provider: request.provider,
+                // Two clocks end here: the producer's created_at, and the Kafka timestamp
+                // of the intake message this send came from (a retry's or a parked
+                // message's timestamp is not when the notification was enqueued).
+                observer.createdToAccepted(provider: request.provider,
                                            seconds: max(0, now.timeIntervalSince(item.notification.createdAt)))
+                if item.source.arrival.fromIntake, let enqueuedAt = item.enqueuedAt {
+                    observer.enqueuedToAccepted(provider: request.provider, seconds: max(0, now.timeIntervalSince(enqueuedAt)))
+                }
             case .invalidToken(let reason, let since):
                 if item.fcmTarget == nil {
                     outcome.invalidations.append(TokenInvalidation(

@@ -4,7 +4,12 @@ public enum MetricNames {
     public static let messagesConsumed = "pushfleet_messages_consumed_total"
     public static let notificationsSent = "pushfleet_notifications_sent_total"
     public static let providerRequest = "pushfleet_provider_request_seconds"
-    public static let enqueueToAccepted = "pushfleet_enqueue_to_accepted_seconds"
+    /// The notification's `created_at` (its producer's clock) → accepted by the provider, retries included.
+    public static let createdToAccepted = "pushfleet_created_to_accepted_seconds"
+    /// The Kafka timestamp of the intake message a send came from → accepted by
+    /// the provider: the fleet's own wait and send, for acceptances on a send
+    /// made from an intake message (a first try, or a replay's).
+    public static let enqueuedToAccepted = "pushfleet_enqueued_to_accepted_seconds"
     public static let inFlight = "pushfleet_in_flight"
     public static let deliveriesInFlight = "pushfleet_deliveries_in_flight"
     public static let inFlightBytes = "pushfleet_in_flight_bytes"
@@ -59,9 +64,11 @@ public enum MetricBuckets {
     ]
     /// Notification `created_at` → accepted by the provider: 5 ms to 10 min
     /// (retries through the delayed topics land in the upper buckets).
-    public static let enqueueToAccepted: [Double] = [
+    public static let createdToAccepted: [Double] = [
         0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
     ]
+    /// Intake message's Kafka timestamp → accepted: the same range (a backlog waits minutes).
+    public static let enqueuedToAccepted: [Double] = createdToAccepted
     /// One PostgreSQL outcome transaction: 1 ms to 10 s.
     public static let batchCommit: [Double] = providerRequest
 
@@ -75,7 +82,8 @@ public enum MetricBuckets {
         }
         return [
             MetricNames.providerRequest: durations(providerRequest),
-            MetricNames.enqueueToAccepted: durations(enqueueToAccepted),
+            MetricNames.createdToAccepted: durations(createdToAccepted),
+            MetricNames.enqueuedToAccepted: durations(enqueuedToAccepted),
             MetricNames.batchCommit: durations(batchCommit),
         ]
     }

@@ -19,9 +19,14 @@ extension WorkerMetrics {
         record(providerTimer(MetricNames.providerRequest, provider, cache: roundTripTimers), seconds: seconds)
     }
 
-    /// Notification `created_at` (or the Kafka timestamp) → provider acceptance.
-    public func enqueueToAccepted(provider: Provider, seconds: Double) {
-        record(providerTimer(MetricNames.enqueueToAccepted, provider, cache: enqueueTimers), seconds: seconds)
+    /// Notification `created_at` → provider acceptance.
+    public func createdToAccepted(provider: Provider, seconds: Double) {
+        record(providerTimer(MetricNames.createdToAccepted, provider, cache: createdTimers), seconds: seconds)
+    }
+
+    /// The Kafka timestamp of the intake message a send came from → provider acceptance.
+    public func enqueuedToAccepted(provider: Provider, seconds: Double) {
+        record(providerTimer(MetricNames.enqueuedToAccepted, provider, cache: enqueuedTimers), seconds: seconds)
     }
 
     /// Notifications currently being delivered.

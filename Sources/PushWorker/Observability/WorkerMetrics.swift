@@ -18,9 +18,10 @@ public final class WorkerMetrics: Sendable {
     private let gauges = Locked<[SeriesKey: Gauge]>([:])
     private let timers = Locked<[SeriesKey: Metrics.Timer]>([:])
     private let floatingCounters = Locked<[SeriesKey: FloatingPointCounter]>([:])
-    /// The two per-request timers by provider: found without building a series key.
+    /// The per-request timers by provider: found without building a series key.
     let roundTripTimers = Locked<[Provider: Metrics.Timer]>([:])
-    let enqueueTimers = Locked<[Provider: Metrics.Timer]>([:])
+    let createdTimers = Locked<[Provider: Metrics.Timer]>([:])
+    let enqueuedTimers = Locked<[Provider: Metrics.Timer]>([:])
     let inFlightCount = Locked(0)
     /// The totals `export(_:)` last brought the metrics up to.
     let exported = Locked<WorkerCounters?>(nil)
