@@ -277,47 +277,48 @@ struct DemoRun {
         }
     }
 
-    /// Messages ever produced to the retry topics: the sum of their high watermarks.
+    /// Messages ever produced to the retry topics: the sum of their reported end offsets.
+    /// Read with a partition reader, which joins no group, so closing it ends the client
+    /// before the mock cluster goes (no reconnect warnings after the result table).
     private func countRetryMessages(bootstrap: String) async throws -> Int {
-        let consumer = try KafkaConsumer(bootstrapServers: bootstrap, groupID: "demo-retry-counter-\(UUID().uuidString)",
-                                         topics: Self.topics.retryTopics, logger: logger)
-        var total = 0
-        for topic in Self.topics.retryTopics {
-            for partition in Int32(0)..<3 {
-                total += Int(try await consumer.watermarks(KafkaTopicPartition(topic: topic, partition: partition)).high)
+        let reader = try KafkaPartitionReader(bootstrapServers: bootstrap, groupID: "demo-counter", logger: logger)
+        var total: Int64 = 0
+        do {
+            for topic in Self.topics.retryTopics {
+                for partition in 0..<Int32(clamping: try await reader.partitionCount(topic: topic)) {
+                    total += try await reader.reportedRange(KafkaTopicPartition(topic: topic, partition: partition)).end
+                }
             }
+        } catch {
+            await reader.close()
+            throw error
         }
-        await consumer.close(timeout: .seconds(5))
-        return total
+        await reader.close()
+        return Int(clamping: total)
     }
 
-    /// Reads every message on the dead-letter topic (a throwaway consumer group) and counts them by kind.
+    /// Reads every message on the dead-letter topic (by assignment, no group) and counts them by kind.
     private func countDeadLetters(bootstrap: String) async throws -> [String: Int] {
-        let consumer = try KafkaConsumer(bootstrapServers: bootstrap, groupID: "demo-dlq-reader-\(UUID().uuidString)",
-                                         topics: [Self.topics.deadLetter], logger: logger)
+        let reader = try KafkaPartitionReader(bootstrapServers: bootstrap, groupID: "demo-dlq-reader", logger: logger)
+        let messages: [KafkaMessage]
+        do { messages = try await reader.scan(topic: Self.topics.deadLetter) } catch {
+            await reader.close()
+            throw error
+        }
+        await reader.close()
         var counts: [String: Int] = [:]
         var seen = Set<String>()
         var duplicates = 0
-        var idle = 0
-        let deadline = ContinuousClock.now + .seconds(60)
-        // Caught up: partitions assigned and nothing new for 2 s (the mock's first join takes ~3 s).
-        while ContinuousClock.now < deadline {
-            let messages = try await consumer.poll(maxMessages: 500, timeout: .milliseconds(500))
-            let assigned = (try? consumer.assignment().isEmpty == false) ?? false
-            idle = messages.isEmpty && assigned ? idle + 1 : 0
-            if idle >= 4 { break }
-            for m in messages {
-                // At least once: a batch replayed after a crash can dead-letter a message twice;
-                // count each original message once (by its origin headers).
-                let headers = RetryHeaders(message: m)
-                let origin = "\(headers.originTopic ?? m.topic)/\(headers.originPartition ?? m.partition)/\(headers.originOffset ?? m.offset)"
-                guard seen.insert(origin).inserted else { duplicates += 1; continue }
-                let reason = headers.reason ?? "?"
-                let kind = reason.hasPrefix("retries exhausted") ? "exhausted" : String(reason.prefix(while: { $0 != ":" }))
-                counts[kind, default: 0] += 1
-            }
+        for m in messages {
+            // At least once: a batch replayed after a crash can dead-letter a message twice;
+            // count each original message once (by its origin headers).
+            let headers = RetryHeaders(message: m)
+            let origin = "\(headers.originTopic ?? m.topic)/\(headers.originPartition ?? m.partition)/\(headers.originOffset ?? m.offset)"
+            guard seen.insert(origin).inserted else { duplicates += 1; continue }
+            let reason = headers.reason ?? "?"
+            let kind = reason.hasPrefix("retries exhausted") ? "exhausted" : String(reason.prefix(while: { $0 != ":" }))
+            counts[kind, default: 0] += 1
         }
-        await consumer.close(timeout: .seconds(5))
         if duplicates > 0 { counts["duplicate"] = duplicates }
         return counts
     }

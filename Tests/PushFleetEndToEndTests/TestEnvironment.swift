@@ -111,6 +111,12 @@ extension TestEnvironment {
             throw TestFailure("demo failed (exit \(run.status)):\n\(run.output.suffix(4000))\nworker logs:\n\(logs.suffix(6000))")
         }
         defer { try? FileManager.default.removeItem(atPath: summaryPath) }
+        // The result is the last screen: no client's teardown logs after the table or its verdict.
+        let lastScreen = run.output.components(separatedBy: "Deliveries in PostgreSQL").dropFirst().last ?? ""
+        let lastLine = run.output.split(separator: "\n").last { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        guard !lastScreen.isEmpty, lastLine == "RESULT: PASS", !lastScreen.contains("[PushKafka]") else {
+            throw TestFailure("the demo's result table and RESULT: PASS must end its output:\n\(run.output.suffix(4000))")
+        }
         return try JSONValue.parse(Array(Data(contentsOf: URL(fileURLWithPath: summaryPath))))
     }
 }
