@@ -17,7 +17,7 @@ import Logging
 ///
 /// Assignor: `cooperative-sticky`. Before librdkafka 2.2.0 (Debian bookworm has 2.0.2) it
 /// aborts the process when a consumer that never got an assignment is closed or destroyed
-/// (upstream issue 4312): on those versions `close` and `deinit` avoid that (see `close`),
+/// (librdkafka#4312): on those versions `close` and `deinit` avoid that (see `close`),
 /// on later ones they close and destroy as usual. Every move takes two rebalance rounds
 /// (on the mock cluster each lasts `session.timeout.ms` − 1 s, on Tansu half of it and a
 /// scale-out takes three; docs/development.md has the times measured). An eager assignor
@@ -55,7 +55,7 @@ public final class KafkaConsumer: @unchecked Sendable {
             "enable.auto.commit": "true",
             // Cooperative: a rebalance moves only the partitions that must move (the others
             // keep working). On librdkafka before 2.2.0 `close` avoids its abort for a
-            // consumer closed before its first assignment (upstream issue 4312).
+            // consumer closed before its first assignment (librdkafka#4312).
             "partition.assignment.strategy": "cooperative-sticky",
             // A member that dies without leaving holds its partitions for the session timeout
             // (librdkafka's default: 45 s), and librdkafka's mock cluster makes every rebalance
@@ -176,7 +176,7 @@ public final class KafkaConsumer: @unchecked Sendable {
     /// With the cooperative-sticky assignor on a librdkafka before 2.2.0, a consumer that
     /// never got an assignment first polls (up to half of `timeout`) for it: closing or
     /// destroying it earlier can abort the process there (`rd_kafka_sticky_assignor_state_destroy:
-    /// Assertion 'assignor_state' failed`, upstream issue 4312) when the group's join
+    /// Assertion 'assignor_state' failed`, librdkafka#4312) when the group's join
     /// answer arrives during the close. If none comes, it unsubscribes (leaving the group)
     /// and abandons the handle without destroying it: only for a process about to exit.
     /// A later librdkafka closes at once (`KafkaLibrary.abortsOnEarlyCooperativeClose`).

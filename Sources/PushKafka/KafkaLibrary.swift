@@ -12,7 +12,7 @@ public enum KafkaLibrary {
 
     /// Whether closing or destroying a cooperative-sticky consumer before its first
     /// assignment can abort the process (`rd_kafka_sticky_assignor_state_destroy:
-    /// Assertion 'assignor_state' failed`, upstream issue 4312; fixed in 2.2.0 by
+    /// Assertion 'assignor_state' failed`, librdkafka#4312; fixed in 2.2.0 by
     /// upstream pull request 4381). True for Debian bookworm's 2.0.2.
     public static var abortsOnEarlyCooperativeClose: Bool { abortsOnEarlyCooperativeClose(versionNumber) }
 
