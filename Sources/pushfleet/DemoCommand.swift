@@ -35,6 +35,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Working directory for keys, configs and worker logs (default: a temp dir, removed after).")
     var workDir: String?
 
+    @Flag(name: .long, help: "Keep the local stack (Kafka, simulator, the worker config) up after the result, with the simulator's faults lifted, until Ctrl-C; prints the addresses. The working directory is kept.")
+    var keep = false
+
     @Option(name: .customLong("apns-503-first"), help: "Fault: the simulator answers 503 to the first N APNs requests (they must pass through the retry tiers).")
     var apns503First = 0
 
@@ -64,7 +67,7 @@ struct DemoCommand: AsyncParsableCommand {
             throw CommandFailure("no database: pass --database-url or set PUSHFLEET_DATABASE_URL (make demo starts one)")
         }
         guard notifications > 0, workers > 0, partitions > 0 else { throw CommandFailure("--notifications, --workers and --partitions must be positive") }
-        let keepDir = workDir != nil
+        let keepDir = workDir != nil || keep
         let dir = workDir ?? (NSTemporaryDirectory() + "pushfleet-demo-\(ProcessInfo.processInfo.processIdentifier)")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { if !keepDir { try? FileManager.default.removeItem(atPath: dir) } }
@@ -74,11 +77,18 @@ struct DemoCommand: AsyncParsableCommand {
                                               fcmOutageSeconds: fcmOutageSeconds, maxInFlight: maxInFlight,
                                               retryDelayMs: retryDelayMs, maxAttempts: maxAttempts, chaos: chaos))
         let started = ContinuousClock.now
-        let result = try await demo.run(notifications: notifications, workers: workers, partitions: partitions, timeout: .seconds(timeout))
+        let (result, stack) = try await demo.run(notifications: notifications, workers: workers, partitions: partitions, timeout: .seconds(timeout))
         result.printReport(elapsed: ContinuousClock.now - started)
-        if let summaryJSON {
-            try Data(result.summaryJSON().encoded()).write(to: URL(fileURLWithPath: summaryJSON), options: .atomic)
+        do {
+            if let summaryJSON {
+                try Data(result.summaryJSON().encoded()).write(to: URL(fileURLWithPath: summaryJSON), options: .atomic)
+            }
+            if keep { try await stack.keepUp() }
+        } catch {
+            await stack.shutdown()
+            throw error
         }
+        await stack.shutdown()
         guard result.passed else {
             throw CommandFailure("demo FAILED: outcomes in PostgreSQL do not match what was enqueued (see above; worker logs in \(dir))")
         }

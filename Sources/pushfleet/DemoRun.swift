@@ -35,7 +35,8 @@ struct DemoRun {
         self.generator = DemoGenerator(seed: seed)
     }
 
-    mutating func run(notifications: Int, workers: Int, partitions: Int32, timeout: Duration) async throws -> DemoResult {
+    /// Runs the demo and returns its result with the stack it ran on, still up: the caller shuts it down.
+    mutating func run(notifications: Int, workers: Int, partitions: Int32, timeout: Duration) async throws -> (DemoResult, DemoStack) {
         // Credentials, as Apple and Google hand them out.
         let apnsKey = DevCredentials.makeAPNsKey()
         let account = try DevCredentials.makeServiceAccount(
@@ -100,9 +101,7 @@ struct DemoRun {
             result.expectedWebAccepted = batch.expectedWebAccepted
             result.deadLetters = try await countDeadLetters(bootstrap: cluster.bootstrapServers)
             result.retryMessages = try await countRetryMessages(bootstrap: cluster.bootstrapServers)
-            withExtendedLifetime(cluster) {}
-            try await simulator.shutdown()
-            return result
+            return (result, DemoStack(cluster: cluster, simulator: simulator, directory: directory, databaseURL: databaseURL))
         } catch {
             _ = await fleet.stopAll()
             try? await simulator.shutdown()

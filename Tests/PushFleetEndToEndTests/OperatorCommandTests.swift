@@ -202,4 +202,52 @@ final class OperatorCommandTests: XCTestCase {
             XCTAssertEqual(object["failed"] as? Int, 0, "\(platform): \(run.output)")
         }
     }
+
+    /// `demo --keep` leaves its stack up after the result: the printed addresses and
+    /// worker config reach it (status, dlq list see the run's dead letters), and
+    /// SIGTERM ends it with exit 0.
+    func testTheDemoKeepsItsStackUpForTheOperatorCommands() async throws {
+        let adminURL = try TestEnvironment.databaseURL()
+        let binary = try TestEnvironment.pushfleetBinary()
+        let database = try await TestDatabase.create(adminURL: adminURL, logger: Self.logger)
+        let dir = NSTemporaryDirectory() + "e2e-keep-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let demo = try FuzzProcess(name: "demo", binary, [
+            "demo", "--database-url", database.url, "--notifications", "20", "--workers", "1", "--keep",
+            "--work-dir", dir + "/work", "--timeout", "\(TestEnvironment.demoTimeout(deliveries: 24))", "--log-level", "warning",
+        ], logPath: dir + "/demo.log")
+        var up = false
+        let deadline = ContinuousClock.now + .seconds(TestEnvironment.demoTimeout(deliveries: 24) + 60)
+        while ContinuousClock.now < deadline, demo.exited() == nil {
+            if demo.log.contains("stays up until Ctrl-C") { up = true; break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        do {
+            XCTAssertTrue(up, "demo --keep never said the stack stays up:\n\(demo.log.suffix(4000))")
+            XCTAssertTrue(demo.log.contains("RESULT: PASS"), String(demo.log.suffix(4000)))
+            let bootstrap = try XCTUnwrap(demo.log.split(separator: "\n").first { $0.hasPrefix("  kafka:") }?
+                .split(separator: " ").last.map(String.init), String(demo.log.suffix(4000)))
+            let config = dir + "/work/worker.json"
+            XCTAssertTrue(FileManager.default.fileExists(atPath: config), "the worker config is kept")
+
+            let status = try await TestEnvironment.run(binary, ["status", "--config", config, "--database-url", database.url], timeout: .seconds(60))
+            XCTAssertEqual(status.status, 0, status.output)
+            XCTAssertTrue(status.output.contains("lane interactive"), status.output)
+            XCTAssertTrue(status.output.contains("pending 0, retrying 0, parked 0"), status.output)
+            // The demo's invalid messages are on its dead-letter topic, still there to list (and replay).
+            let list = try await TestEnvironment.run(binary, ["dlq", "list", "--bootstrap-servers", bootstrap,
+                                                              "--database-url", database.url], timeout: .seconds(60))
+            XCTAssertEqual(list.status, 0, list.output)
+            XCTAssertTrue(list.output.contains("dead letter(s) listed"), list.output)
+            XCTAssertFalse(list.output.contains("0 dead letter(s) listed"), list.output)
+        } catch {
+            _ = await demo.stop()
+            await database.drop(logger: Self.logger)
+            throw error
+        }
+        let exit = await demo.stop()
+        await database.drop(logger: Self.logger)
+        XCTAssertEqual(exit, 0, "SIGTERM ends demo --keep cleanly:\n\(demo.log.suffix(3000))")
+    }
 }
