@@ -6,8 +6,14 @@ import PushSimulator
 struct DemoFaults {
     var apns503First = 0
     var fcmAlways503 = false
-    /// FCM answers 503 to everything for this long after the workers start, then recovers.
+    /// FCM answers 503 to everything for this long, then recovers…
     var fcmOutageSeconds: Double?
+    /// …starting this many seconds after the steady publishing starts (or,
+    /// with everything enqueued first, after the workers start).
+    var fcmOutageStartSeconds: Double = 0
+    /// The workers' `retry.circuit_breaker.open_ms` (nil: 1 s when a fault is
+    /// injected, else the worker's default).
+    var circuitOpenMs: Int?
     /// The workers' `worker.max_in_flight` (nil: the worker's default).
     var maxInFlight: Int?
     var retryDelayMs: Int?
@@ -25,6 +31,7 @@ struct DemoFaults {
         }
         if let fcmOutageSeconds {
             out.append(SimulatorScenario(provider: "fcm", fault: .httpError(status: 503, retryAfterSeconds: nil),
+                                         startSeconds: fcmOutageStartSeconds > 0 ? fcmOutageStartSeconds : nil,
                                          durationSeconds: fcmOutageSeconds))
         }
         return out
@@ -38,10 +45,10 @@ struct DemoFaults {
     /// The worker's `retry` section.
     var retryConfig: JSONValue {
         var members: [(key: String, value: JSONValue)] = [("max_attempts", .int(Int64(maxAttempts)))]
-        if !scenarios.isEmpty {
-            // Injected 5xx trip the provider circuit breakers; a demo cannot wait out the
-            // production 30 s open time per round, so circuits re-probe after 1 s.
-            members.append(("circuit_breaker", .object([("open_ms", .int(1000))])))
+        if let ms = circuitOpenMs ?? (scenarios.isEmpty ? nil : 1000) {
+            // Injected 5xx trip the provider circuit breakers; unless told otherwise, a demo
+            // does not wait out the production 30 s open time per round: circuits re-probe after 1 s.
+            members.append(("circuit_breaker", .object([("open_ms", .int(Int64(ms)))])))
         }
         if let ms = retryDelayMs {
             members.append(("base_delay_ms", .int(Int64(ms))))
