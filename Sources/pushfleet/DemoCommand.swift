@@ -50,6 +50,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .customLong("circuit-open-ms"), help: "The workers' retry.circuit_breaker.open_ms (default: 1000 when a fault is injected, else the worker's 30 s).")
     var circuitOpenMs: Int?
 
+    @Option(name: .customLong("circuit-minimum-requests"), help: "The workers' retry.circuit_breaker.minimum_requests (requests in the breaker's 10 s window before it may open; the worker's default 20). A slow --publish-rate needs fewer for an outage to open the circuit.")
+    var circuitMinimumRequests: Int?
+
     @Option(name: .long, help: "Publish the notifications at this many per second once the workers' groups have settled (default: all enqueued before the workers start).")
     var publishRate: Double?
 
@@ -91,8 +94,9 @@ struct DemoCommand: AsyncParsableCommand {
         }
         if bulkBacklog > 0, refusedAPNsKey > 0 { throw CommandFailure("run --bulk-backlog and --refused-apns-key apart: each halves the traffic into phases of its own") }
         guard bulkBacklog >= 0, refusedAPNsKey >= 0, fcmOutageStartSeconds >= 0, bulkPartitions.map({ $0 > 0 }) ?? true,
-              circuitOpenMs.map({ $0 > 0 }) ?? true, fcmFleetQuota.map({ $0 > 0 }) ?? true else {
-            throw CommandFailure("--bulk-backlog, --refused-apns-key and --fcm-outage-start-seconds must be ≥ 0; --bulk-partitions, --circuit-open-ms and --fcm-fleet-quota positive")
+              circuitOpenMs.map({ $0 > 0 }) ?? true, circuitMinimumRequests.map({ $0 > 0 }) ?? true,
+              fcmFleetQuota.map({ $0 > 0 }) ?? true else {
+            throw CommandFailure("--bulk-backlog, --refused-apns-key and --fcm-outage-start-seconds must be ≥ 0; --bulk-partitions, --circuit-open-ms, --circuit-minimum-requests and --fcm-fleet-quota positive")
         }
         let keepDir = workDir != nil
         let dir = workDir ?? (NSTemporaryDirectory() + "pushfleet-demo-\(ProcessInfo.processInfo.processIdentifier)")
@@ -102,7 +106,8 @@ struct DemoCommand: AsyncParsableCommand {
         var demo = DemoRun(directory: dir, databaseURL: url, logger: logger, seed: seed,
                            faults: DemoFaults(apns503First: apns503First, fcmAlways503: fcmAlways503,
                                               fcmOutageSeconds: fcmOutageSeconds, fcmOutageStartSeconds: fcmOutageStartSeconds,
-                                              circuitOpenMs: circuitOpenMs, maxInFlight: maxInFlight,
+                                              circuitOpenMs: circuitOpenMs, circuitMinimumRequests: circuitMinimumRequests,
+                                              maxInFlight: maxInFlight,
                                               retryDelayMs: retryDelayMs, maxAttempts: maxAttempts, chaos: chaos),
                            load: DemoLoad(publishRate: publishRate, bulkBacklog: bulkBacklog, bulkPartitions: bulkPartitions,
                                           refusedKeyNotifications: refusedAPNsKey, fcmFleetQuota: fcmFleetQuota))
