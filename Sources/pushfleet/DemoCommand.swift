@@ -56,7 +56,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Publish the notifications at this many per second once the workers' groups have settled (default: all enqueued before the workers start).")
     var publishRate: Double?
 
-    @Option(name: .long, help: "With --publish-rate: a campaign of this many notifications (another app of the same team) on the bulk lane, enqueued at once when the workers' groups have settled. Half the interactive traffic goes while it drains, the other half after; prints both lanes' latency and the backlog's drain rate beside interactive traffic and alone.")
+    @Option(name: .long, help: "With --publish-rate: a campaign of this many notifications (another app of the same team) on the bulk lane, enqueued at once when the workers' groups have settled. While it drains, the interactive traffic goes in every other 5 s window (until half of it is out or 90 % of the backlog is final), the rest after it drained; prints both lanes' latency and the backlog's drain rate in the windows with and without interactive traffic.")
     var bulkBacklog = 0
 
     @Option(name: .long, help: "Partitions of the bulk lane's intake (default: enough for --bulk-backlog on the local cluster, at least --partitions).")

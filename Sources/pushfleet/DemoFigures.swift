@@ -47,22 +47,24 @@ struct DemoDrain {
     var withInteractive: Double?
     var alone: Double?
 
-    /// The rates from the backlog's progress samples: over the interactive
-    /// phase, and from its end until 95 % of the backlog is final (the last
-    /// partitions to finish would otherwise count as a slowdown).
-    init(_ timeline: DemoTimeline, total: Int) {
-        func rate(_ samples: [(at: Date, final: Int)]) -> Double? {
-            guard let first = samples.first, let last = samples.last, last.at > first.at else { return nil }
-            return Double(last.final - first.final) / last.at.timeIntervalSince(first.at)
-        }
+    /// The rates from the backlog's progress samples over the windows with
+    /// interactive traffic and over those without (deliveries final between
+    /// each window's first and last sample, over the time between them).
+    init(_ timeline: DemoTimeline) {
         let samples = timeline.backlogProgress
-        if let with = timeline.withBacklog {
-            withInteractive = rate(samples.filter { with.contains($0.at) })
+        func rate(_ windows: [DateInterval]) -> Double? {
+            var final = 0
+            var seconds = 0.0
+            for window in windows {
+                let inside = samples.filter { window.contains($0.at) }
+                guard let first = inside.first, let last = inside.last, last.at > first.at else { continue }
+                final += last.final - first.final
+                seconds += last.at.timeIntervalSince(first.at)
+            }
+            return seconds > 0 ? Double(final) / seconds : nil
         }
-        if let drain = timeline.backlogAlone {
-            let end = samples.first { $0.at >= drain.start && Double($0.final) >= 0.95 * Double(total) }?.at ?? drain.end
-            alone = rate(samples.filter { $0.at >= drain.start && $0.at <= end })
-        }
+        withInteractive = rate(timeline.withBacklog)
+        alone = rate(timeline.backlogAlone)
     }
 }
 
@@ -86,7 +88,7 @@ enum DemoFigures {
             JOIN unnest($3::text[], $4::timestamptz[], $5::timestamptz[]) WITH ORDINALITY AS p(name, s, e, i)
               ON coalesce(d.enqueued_at, d.created_at) >= p.s AND coalesce(d.enqueued_at, d.created_at) < p.e
             WHERE d.app = $1 AND d.created_at >= $2 AND ($7::text IS NULL OR d.platform = $7)
-            GROUP BY p.i, p.name, 2 ORDER BY p.i, 2
+            GROUP BY p.name, 2 ORDER BY min(p.i), 2
             """,
             [.text(app), .timestamp(since), .textArray(phases.map(\.name)), .timestampArray(phases.map(\.interval.start)),
              .timestampArray(phases.map(\.interval.end)), .bool(byPlatform), platform.map { .text($0) } ?? .null])

@@ -57,15 +57,15 @@ extension DemoRun {
                          ("after", DateInterval(start: interval.end, end: max(interval.end, end)))],
                 byPlatform: true)
         }
-        if let timeline, let campaign {
+        if let timeline, campaign != nil {
             result.laneLatencies = try await DemoFigures.latencies(
                 on: connection, app: Self.app, since: since,
-                phases: [timeline.withBacklog.map { ("with backlog", $0) }, timeline.afterBacklog.map { ("alone", $0) }].compactMap { $0 },
+                phases: timeline.withBacklog.map { ("with backlog", $0) } + (timeline.afterBacklog.map { [("alone", $0)] } ?? []),
                 byPlatform: false)
             result.laneLatencies += try await DemoFigures.latencies(
                 on: connection, app: Self.campaignApp, since: since, phases: [("bulk backlog", DateInterval(start: since, end: end))],
                 byPlatform: false)
-            result.drain = DemoDrain(timeline, total: campaign.expectedDeliveries)
+            result.drain = DemoDrain(timeline)
         }
         if let timeline, load.refusedKeyNotifications > 0 {
             result.refusedKeyLatencies = try await DemoFigures.latencies(

@@ -34,10 +34,10 @@ struct DemoTimeline {
     var publishStart = Date()
     /// When FCM answered 503 to everything.
     var outage: DateInterval?
-    /// Interactive traffic published while the bulk backlog drained.
-    var withBacklog: DateInterval?
-    /// The backlog draining with no interactive traffic.
-    var backlogAlone: DateInterval?
+    /// Windows in which interactive traffic was published while the bulk backlog drained.
+    var withBacklog: [DateInterval] = []
+    /// The windows between them: the backlog draining with no interactive traffic.
+    var backlogAlone: [DateInterval] = []
     /// The same interactive traffic, published after the backlog had drained.
     var afterBacklog: DateInterval?
     /// Campaign deliveries final, every half second while the backlog drains.
@@ -46,31 +46,42 @@ struct DemoTimeline {
     var withoutRefusedKey: DateInterval?
     var withRefusedKey: DateInterval?
 
-    /// The phases as `[start, end]` in seconds since 1970, for the summary.
+    /// The phases as `[start, end]` in seconds since 1970 (the backlog's
+    /// windows as a list of them), for the summary.
     func json() -> JSONValue {
+        func bounds(_ interval: DateInterval) -> JSONValue {
+            .array([.double(interval.start.timeIntervalSince1970), .double(interval.end.timeIntervalSince1970)])
+        }
         let phases: [(String, DateInterval?)] = [
-            ("outage", outage), ("with_backlog", withBacklog), ("backlog_alone", backlogAlone), ("after_backlog", afterBacklog),
+            ("outage", outage), ("after_backlog", afterBacklog),
             ("without_refused_key", withoutRefusedKey), ("with_refused_key", withRefusedKey),
         ]
-        return .object([("publish_start", .double(publishStart.timeIntervalSince1970))] + phases.compactMap { name, interval in
-            interval.map { (name, .array([.double($0.start.timeIntervalSince1970), .double($0.end.timeIntervalSince1970)])) }
-        })
+        let windows: [(String, [DateInterval])] = [("with_backlog", withBacklog), ("backlog_alone", backlogAlone)]
+        return .object([("publish_start", .double(publishStart.timeIntervalSince1970))]
+            + phases.compactMap { name, interval in interval.map { (name, bounds($0)) } }
+            + windows.filter { !$0.1.isEmpty }.map { name, list in (name, .array(list.map(bounds))) })
     }
 }
 
 /// Publishes a steady demo run: the interactive notifications at `rate` per
 /// second, in phases, and records when each phase happened.
 ///
-/// - Bulk backlog (published to the bulk lane before the workers start):
-///   half the interactive traffic while the backlog drains, none while it
-///   drains alone to the end, then the other half. Interactive latency with
-///   vs without the backlog, and the backlog's drain rate with vs without
-///   interactive traffic, come from one run.
+/// - Bulk backlog (published to the bulk lane once the workers run): while
+///   it drains, the interactive traffic in every other window of
+///   `backlogWindow` seconds, none in the windows between, until half the
+///   traffic is out or 90 % of the backlog is final; then, once it drained,
+///   the rest of the traffic. Interactive latency with vs without the
+///   backlog, and the backlog's drain rate with vs without interactive
+///   traffic, come from one run however fast the backlog drains; the
+///   windows alternate so both drain rates cover the same stretch of the
+///   backlog (on the local cluster and ledger, later messages cost more).
 /// - Refused-key app: half the healthy app's traffic alone, then the other
 ///   half with the refused-key app's notifications spread over the same time.
 /// - Otherwise: all of it at the rate (an FCM outage starts at its offset
 ///   from the first message).
 struct DemoTraffic {
+    /// Seconds of each window with and without interactive traffic while a backlog drains.
+    static let backlogWindow = 5.0
     let rate: Double
     let interactive: [DemoMessage]
     /// The campaign on the bulk lane (already published), nil without one.
@@ -95,25 +106,37 @@ struct DemoTraffic {
             let progress = BacklogProgress(app: backlogApp, total: backlog.expectedDeliveries, since: since,
                                            databaseURL: databaseURL, logger: logger)
             let sampling = Task { await progress.sample(until: deadline) }
-            timeline.withBacklog = try await publish(paced(interactive[..<half], topic: intake))
-            say("  interactive traffic with the backlog draining: published \(half) messages")
+            let mostOfIt = backlog.expectedDeliveries * 9 / 10
+            let perWindow = max(1, Int(exactly: (rate * Self.backlogWindow).rounded(.down)) ?? 1)
+            var sent = 0
+            while sent < half, progress.final < mostOfIt, ContinuousClock.now < deadline {
+                let windowStart = Date()
+                let beside = try await publish(paced(interactive[sent..<min(half, sent + perWindow)], topic: intake)) {
+                    progress.final >= mostOfIt
+                }
+                sent += beside.count
+                timeline.withBacklog.append(DateInterval(start: windowStart, end: Date()))
+                let quietStart = Date()
+                while progress.final < mostOfIt, Date().timeIntervalSince(quietStart) < Self.backlogWindow {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                timeline.backlogAlone.append(DateInterval(start: quietStart, end: Date()))
+            }
+            say("  interactive traffic with the backlog draining: published \(sent) messages in \(timeline.withBacklog.count) windows of \(Int(Self.backlogWindow)) s, every other one")
             let drained = await sampling.value
             timeline.backlogProgress = progress.samples
-            guard let drainedAt = drained, let withEnd = timeline.withBacklog?.end else {
-                throw CommandFailure("the bulk backlog did not drain in time")
-            }
-            timeline.backlogAlone = DateInterval(start: withEnd, end: max(withEnd, drainedAt))
+            guard drained != nil else { throw CommandFailure("the bulk backlog did not drain in time") }
             say("  bulk backlog drained; interactive traffic alone")
-            timeline.afterBacklog = try await publish(paced(interactive[half...], topic: intake))
+            timeline.afterBacklog = try await publish(paced(interactive[sent...], topic: intake)).span
         } else if !refusedKey.isEmpty {
-            timeline.withoutRefusedKey = try await publish(paced(interactive[..<half], topic: intake))
+            timeline.withoutRefusedKey = try await publish(paced(interactive[..<half], topic: intake)).span
             say("  the refused-key app's traffic starts")
             let healthy = paced(interactive[half...], topic: intake)
             let span = Double(interactive.count - half) / rate
             let refused = refusedKey.enumerated().map { i, message in
                 (at: span * Double(i) / Double(refusedKey.count), message: message, topic: intake)
             }
-            timeline.withRefusedKey = try await publish((healthy + refused).sorted { $0.at < $1.at })
+            timeline.withRefusedKey = try await publish((healthy + refused).sorted { $0.at < $1.at }).span
         } else {
             _ = try await publish(paced(interactive[...], topic: intake))
         }
@@ -125,18 +148,24 @@ struct DemoTraffic {
         messages.enumerated().map { i, message in (Double(i) / rate, message, topic) }
     }
 
-    /// Publishes each message when it is due, created then, and returns the
-    /// span from the first to the last (acknowledgements are awaited after).
-    private func publish(_ schedule: [(at: Double, message: DemoMessage, topic: String)]) async throws -> DateInterval {
+    /// Publishes each message when it is due, created then, until `stop` says
+    /// so (asked before each message after the first), and returns the span
+    /// from the first to the last and how many went (acknowledgements are
+    /// awaited after).
+    private func publish(_ schedule: [(at: Double, message: DemoMessage, topic: String)],
+                         stop: () -> Bool = { false }) async throws -> (span: DateInterval, count: Int) {
         let producer = try KafkaProducer(bootstrapServers: bootstrap, properties: ["linger.ms": "5"], logger: logger)
         let began = Date()
         var last = began
+        var count = 0
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let start = ContinuousClock.now
                 for entry in schedule {
                     let due = start + .nanoseconds(Int64((entry.at * 1e9).rounded()))
                     if due > .now { try await Task.sleep(until: due, clock: .continuous) }
+                    if count > 0, stop() { break }
+                    count += 1
                     last = Date()
                     let (topic, key, value) = (entry.topic, entry.message.key, entry.message.value(createdAt: last))
                     group.addTask { try await producer.send(topic: topic, key: key, value: value) }
@@ -148,7 +177,7 @@ struct DemoTraffic {
             throw error
         }
         await producer.close()
-        return DateInterval(start: began, end: last)
+        return (DateInterval(start: began, end: last), count)
     }
 
     /// Publishes `messages` to `topic` as fast as the brokers take them
@@ -182,9 +211,12 @@ struct DemoTraffic {
 }
 
 /// Watches a bulk backlog drain: its app's deliveries final, every half second.
-final class BacklogProgress: @unchecked Sendable {
-    // Written by `sample` alone, read after it returned (the task's value orders the two).
-    private(set) var samples: [(at: Date, final: Int)] = []
+final class BacklogProgress: Sendable {
+    private let recorded = Locked<[(at: Date, final: Int)]>([])
+    /// Every sample so far.
+    var samples: [(at: Date, final: Int)] { recorded.withLock { $0 } }
+    /// Deliveries final at the latest sample.
+    var final: Int { recorded.withLock { $0.last?.final ?? 0 } }
     let app: String
     let total: Int
     let since: Date
@@ -213,7 +245,7 @@ final class BacklogProgress: @unchecked Sendable {
                       AND status NOT IN ('pending', 'retrying', 'parked')
                     """, [.text(app), .timestamp(since)]).rows.first?.count("n") ?? 0
                 let now = Date()
-                samples.append((now, final))
+                recorded.withLock { $0.append((now, final)) }
                 if final >= total { return now }
             } catch {
                 connection?.close()
