@@ -6,8 +6,16 @@ import PushSimulator
 struct DemoFaults {
     var apns503First = 0
     var fcmAlways503 = false
-    /// FCM answers 503 to everything for this long after the workers start, then recovers.
+    /// FCM answers 503 to everything for this long, then recovers…
     var fcmOutageSeconds: Double?
+    /// …starting this many seconds after the steady publishing starts (or,
+    /// with everything enqueued first, after the workers start).
+    var fcmOutageStartSeconds: Double = 0
+    /// The workers' `retry.circuit_breaker.open_ms` (nil: 1 s when a fault is
+    /// injected, else the worker's default).
+    var circuitOpenMs: Int?
+    /// The workers' `retry.circuit_breaker.minimum_requests` (nil: the worker's default).
+    var circuitMinimumRequests: Int?
     /// The workers' `worker.max_in_flight` (nil: the worker's default).
     var maxInFlight: Int?
     var retryDelayMs: Int?
@@ -25,6 +33,7 @@ struct DemoFaults {
         }
         if let fcmOutageSeconds {
             out.append(SimulatorScenario(provider: "fcm", fault: .httpError(status: 503, retryAfterSeconds: nil),
+                                         startSeconds: fcmOutageStartSeconds > 0 ? fcmOutageStartSeconds : nil,
                                          durationSeconds: fcmOutageSeconds))
         }
         return out
@@ -38,11 +47,14 @@ struct DemoFaults {
     /// The worker's `retry` section.
     var retryConfig: JSONValue {
         var members: [(key: String, value: JSONValue)] = [("max_attempts", .int(Int64(maxAttempts)))]
-        if !scenarios.isEmpty {
-            // Injected 5xx trip the provider circuit breakers; a demo cannot wait out the
-            // production 30 s open time per round, so circuits re-probe after 1 s.
-            members.append(("circuit_breaker", .object([("open_ms", .int(1000))])))
+        var breaker: [(key: String, value: JSONValue)] = []
+        if let ms = circuitOpenMs ?? (scenarios.isEmpty ? nil : 1000) {
+            // Injected 5xx trip the provider circuit breakers; unless told otherwise, a demo
+            // does not wait out the production 30 s open time per round: circuits re-probe after 1 s.
+            breaker.append(("open_ms", .int(Int64(ms))))
         }
+        if let n = circuitMinimumRequests { breaker.append(("minimum_requests", .int(Int64(n)))) }
+        if !breaker.isEmpty { members.append(("circuit_breaker", .object(breaker))) }
         if let ms = retryDelayMs {
             members.append(("base_delay_ms", .int(Int64(ms))))
             members.append(("tiers", .array(zip(["5s", "1m", "10m"], [1, 2, 4]).map { name, factor in

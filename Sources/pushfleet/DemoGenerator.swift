@@ -21,9 +21,30 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
+/// One message the demo publishes: a notification, or bytes that are not one.
+struct DemoMessage {
+    var key: [UInt8]?
+    var notification: PushNotification?
+    var raw: [UInt8] = []
+
+    /// The bytes to publish. A notification published at a steady rate is
+    /// created when it is published (`createdAt`), as a product service
+    /// creates it, and expires an hour later.
+    func value(createdAt: Date? = nil) -> [UInt8] {
+        guard var n = notification else { return raw }
+        if let createdAt {
+            n.createdAt = createdAt
+            n.expiresAt = createdAt.addingTimeInterval(3600)
+        }
+        return n.intakeJSON().encoded()
+    }
+}
+
 /// What the demo enqueues and what it therefore expects in PostgreSQL.
 struct DemoBatch {
-    var messages: [(key: [UInt8]?, value: [UInt8])] = []
+    var messages: [DemoMessage] = []
+    /// The apps the notifications are from.
+    var apps: Set<String> = []
     var deadTokens: [String: Date] = [:]
     /// "platform|status" → deliveries.
     var expectedCounts: [String: Int] = [:]
@@ -38,6 +59,18 @@ struct DemoBatch {
     /// Notifications expected in push.dlq because their retries ran out.
     var expectedExhaustedNotifications = 0
     var expectedDeliveries: Int { expectedKeys.count }
+
+    /// Adds `other`'s expectations (its messages are published on their own).
+    mutating func expect(_ other: DemoBatch) {
+        apps.formUnion(other.apps)
+        expectedCounts.merge(other.expectedCounts, uniquingKeysWith: +)
+        expectedKeys += other.expectedKeys
+        notificationIDs += other.notificationIDs
+        expectedRejections += other.expectedRejections
+        expectedInvalidTokens += other.expectedInvalidTokens
+        expectedWebAccepted += other.expectedWebAccepted
+        expectedExhaustedNotifications += other.expectedExhaustedNotifications
+    }
 }
 
 /// Makes a realistic mixed batch: iOS and Android phones, browsers (Web
@@ -54,6 +87,7 @@ struct DemoGenerator {
     /// - Parameter webOrigin: the simulator's origin, where subscriptions' endpoints point.
     mutating func makeBatch(count: Int, app: String, webOrigin: String, fcmAlwaysFails: Bool = false) -> DemoBatch {
         var batch = DemoBatch()
+        batch.apps = [app]
         let now = Date()
         let deadSince = now.addingTimeInterval(-86_400)
         for i in 0..<count {
@@ -104,7 +138,7 @@ struct DemoGenerator {
                 batch.expectedExhaustedNotifications += 1
             }
             batch.notificationIDs.append(id)
-            batch.messages.append((Array(n.partitionKey.utf8), n.intakeJSON().encoded()))
+            batch.messages.append(DemoMessage(key: Array(n.partitionKey.utf8), notification: n))
         }
         // Messages that are not notifications: each must be recorded, none may block the rest.
         let invalid = max(3, count / 100)
@@ -116,10 +150,50 @@ struct DemoGenerator {
             default: text = #"{"schema_version":7,"id":"\#(UUID().uuidString)","app":"\#(app)"}"#
             }
             let position = Int.random(in: 0...batch.messages.count, using: &rng)
-            batch.messages.insert((nil, Array(text.utf8)), at: position)
+            batch.messages.insert(DemoMessage(key: nil, raw: Array(text.utf8)), at: position)
         }
         batch.expectedRejections = invalid
         return batch
+    }
+
+    /// A campaign of `app` for the bulk lane: one phone each, half iPhones and
+    /// half Android phones, every token alive, so every delivery ends accepted.
+    mutating func makeCampaign(count: Int, app: String) -> DemoBatch {
+        var batch = DemoBatch()
+        for i in 0..<count {
+            single(&batch, app: app, platform: i % 2 == 0 ? .ios : .android, expected: .accepted,
+                   title: "Weekend sale", body: "Everything 20% off until Sunday (\(i)).")
+        }
+        return batch
+    }
+
+    /// Notifications of an app whose APNs key the provider refuses (403
+    /// `InvalidProviderToken`): one iPhone each. A refused key is an attempt
+    /// that failed, so each goes through the retry tiers and ends
+    /// dead-lettered when its attempts run out.
+    mutating func makeRefusedKeyBatch(count: Int, app: String) -> DemoBatch {
+        var batch = DemoBatch()
+        for i in 0..<count {
+            single(&batch, app: app, platform: .ios, expected: .deadLettered, title: "Hello", body: "Message \(i)")
+        }
+        batch.expectedExhaustedNotifications = count
+        return batch
+    }
+
+    /// Adds a notification for one phone with a live token, expected to end `expected`.
+    private mutating func single(_ batch: inout DemoBatch, app: String, platform: Platform, expected: DeliveryStatus,
+                                 title: String, body: String) {
+        let now = Date()
+        let token = platform == .ios ? hexToken() : fcmToken()
+        let n = PushNotification(
+            id: UUID(uuid: randomUUIDBytes()), app: app, createdAt: now, expiresAt: now.addingTimeInterval(3600),
+            priority: .high, collapseKey: nil, recipients: [Recipient(token: token, platform: platform)],
+            alert: .init(title: title, body: body), badge: nil, sound: "default", contentAvailable: false, data: [])
+        batch.apps.insert(app)
+        batch.expectedCounts["\(platform.rawValue)|\(expected.rawValue)", default: 0] += 1
+        batch.expectedKeys.append((n.id, token))
+        batch.notificationIDs.append(n.id)
+        batch.messages.append(DemoMessage(key: Array(n.partitionKey.utf8), notification: n))
     }
 
     /// 40% iOS, 40% Android, 10% browsers, 10% Huawei phones.

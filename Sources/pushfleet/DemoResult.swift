@@ -30,6 +30,21 @@ struct DemoResult {
     /// Web Push messages the simulator decrypted with the subscriptions' private keys, and how many were accepted.
     var webPushDecrypted = 0
     var expectedWebAccepted = 0
+    /// Enqueue → accepted before, during and after the FCM outage, per platform.
+    var outageLatencies: [DemoLatency] = []
+    /// The demo app's interactive traffic with the bulk backlog draining and alone, and the backlog's own.
+    var laneLatencies: [DemoLatency] = []
+    /// The bulk backlog's drain rate beside interactive traffic and alone.
+    var drain: DemoDrain?
+    /// The demo app's iOS traffic alone and beside the refused-key app's.
+    var refusedKeyLatencies: [DemoLatency] = []
+    var parked = DemoParked()
+    /// "app|platform|status" → deliveries.
+    var byApp: [String: Int] = [:]
+    /// Each worker's share of the fleet-wide quotas, by worker.
+    var quotaShares: [String: Double] = [:]
+    /// When a steady run's phases happened.
+    var timeline: DemoTimeline?
 
     var passed: Bool {
         expected == actual && missingDeliveries == 0 && invalidatedTokens == deadTokens
@@ -38,6 +53,16 @@ struct DemoResult {
             && deadLetters.filter { $0.key != "exhausted" && $0.key != "duplicate" }.values.reduce(0, +) == expectedRejections
             && receiptsLanded == receiptsPublished
             && webPushDecrypted >= expectedWebAccepted
+    }
+
+    /// What the simulator accepted beyond what the ledger records accepted:
+    /// a notification the provider took twice.
+    var acceptedTwice: (apns: Int, fcm: Int)? {
+        guard let s = simulatorStats else { return nil }
+        func ledger(_ platform: String) -> Int {
+            ["accepted", "delivered", "opened"].reduce(0) { $0 + (actual["\(platform)|\($1)"] ?? 0) }
+        }
+        return (s.apnsAccepted - ledger("ios"), s.fcmAccepted - ledger("android"))
     }
 
     func printReport(elapsed: Duration) {
@@ -71,7 +96,13 @@ struct DemoResult {
         say("invalid intake messages recorded:   \(rejections.values.reduce(0, +)) / \(expectedRejections) \(rejections.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })")
         say("deliveries missing from the ledger: \(missingDeliveries)")
         say("dead-letter topic push.dlq:        \(deadLetters.values.reduce(0, +)) messages \(deadLetters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }) (expected \(expectedExhausted) exhausted + \(expectedRejections) invalid)")
-        say("retry topics push.retry.*:         \(retryMessages) messages")
+        say("retry topics push.retry.*:         \(retryMessages) messages (both lanes)")
+        say("parked topics push.parked*:        \(parked.messages) messages for \(parked.heldDeliveries) held deliveries"
+              + (parked.perHeldDelivery.map { String(format: " (%.2f per held delivery, at most %d)", $0, parked.maxPerDelivery) } ?? "")
+              + (parked.unreadable > 0 ? " (\(parked.unreadable) messages no longer on the local cluster)" : ""))
+        if let twice = acceptedTwice {
+            say("accepted twice by the simulator (accepted there − accepted in the ledger): APNs \(twice.apns), FCM \(twice.fcm)")
+        }
         say("web pushes decrypted by the simulator with each subscription's private key: \(webPushDecrypted) (accepted: \(expectedWebAccepted))")
         if let s = simulatorStats {
             say("simulator: APNs accepted \(s.apnsAccepted), FCM accepted \(s.fcmAccepted), OAuth tokens issued \(s.tokensIssued), connections \(s.connectionsAccepted)")
@@ -86,15 +117,18 @@ struct DemoResult {
         say("")
         say("Delivery funnel (view delivery_funnel_hourly; accepted = the provider took it, delivered/opened = the device said so):")
         say(ReportRenderer.funnelTable(funnel), terminator: "")
+        printFigures()
         say("")
         say("worker exit codes (workers not killed on purpose): \(workerExitCodes.map(String.init).joined(separator: ", "))")
         say(String(format: "all final in %.1f s after the workers started; demo total %.1f s", secondsToFinal, elapsed.seconds))
         say(passed ? "RESULT: PASS" : "RESULT: FAIL")
     }
 
+    static func counts(_ d: [String: Int]) -> JSONValue { .object(d.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) }) }
+
     func summaryJSON() -> JSONValue {
-        func counts(_ d: [String: Int]) -> JSONValue { .object(d.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) }) }
-        return .object([
+        let counts = Self.counts
+        let members: [(key: String, value: JSONValue)] = [
             ("passed", .bool(passed)),
             ("expected", counts(expected)),
             ("actual", counts(actual)),
@@ -118,6 +152,7 @@ struct DemoResult {
             ("receipts_published", .object([("delivered", .int(Int64(receiptsPublished.delivered))), ("opened", .int(Int64(receiptsPublished.opened)))])),
             ("receipts_landed", .object([("delivered", .int(Int64(receiptsLanded.delivered))), ("opened", .int(Int64(receiptsLanded.opened)))])),
             ("funnel", .array(funnel.map(ReportRenderer.funnelJSON))),
-        ])
+        ]
+        return .object(members + figuresJSON())
     }
 }

@@ -17,8 +17,15 @@ struct DemoRun {
     let logger: Logger
     var generator: DemoGenerator
     let faults: DemoFaults
+    let load: DemoLoad
 
     static let app = "com.pushfleet.demo"
+    /// The app whose campaign runs on the bulk lane (same team and project as the demo app).
+    static let campaignApp = "com.pushfleet.news"
+    /// An app of another team whose APNs key the simulator refuses: Apple no longer knows it.
+    static let refusedKeyApp = "com.pushfleet.legacy"
+    static let refusedKeyTeamID = "LEGACYTM01"
+    static let refusedKeyKeyID = "LEGACYKEY1"
     /// The demo's topics: the default prefix and tiers, as the workers it starts use.
     static let topics = TopicNames()
     static let teamID = "DEMOTEAM01"
@@ -27,8 +34,9 @@ struct DemoRun {
     static let hmsAppID = "106950123"
     static let hmsSecret = "pushfleet-demo-hms-secret"
 
-    init(directory: String, databaseURL: String, logger: Logger, seed: UInt64, faults: DemoFaults) {
+    init(directory: String, databaseURL: String, logger: Logger, seed: UInt64, faults: DemoFaults, load: DemoLoad = DemoLoad()) {
         self.faults = faults
+        self.load = load
         self.directory = directory
         self.databaseURL = databaseURL
         self.logger = logger
@@ -37,19 +45,30 @@ struct DemoRun {
 
     /// Runs the demo and returns its result with the stack it ran on, still up: the caller shuts it down.
     mutating func run(notifications: Int, workers: Int, partitions: Int32, timeout: Duration) async throws -> (DemoResult, DemoStack) {
+        // Every row of this run has a created_at from here on.
+        let since = Date()
         // Credentials, as Apple and Google hand them out.
         let apnsKey = DevCredentials.makeAPNsKey()
         let account = try DevCredentials.makeServiceAccount(
             projectID: Self.projectID, clientEmail: "pushfleet-demo@\(Self.projectID).iam.gserviceaccount.com",
             tokenURI: "https://127.0.0.1/token")
+        // The refused-key app signs with a key whose public half Apple (the simulator) does not have.
+        let refusedKey = DevCredentials.makeAPNsKey()
+        let keyApple = DevCredentials.makeAPNsKey()
 
         let vapidKey = DevCredentials.makeAPNsKey()  // a P-256 key pair, as VAPID signs with
         let webInbox = SimulatorWebPushInbox()
+        var apnsKeys = [SimulatorAPNsKey(keyID: Self.keyID, teamID: Self.teamID, publicKeyPEM: apnsKey.publicKeyPEM,
+                                         topics: [Self.app] + (load.bulkBacklog > 0 ? [Self.campaignApp] : []))]
+        if load.refusedKeyNotifications > 0 {
+            apnsKeys.append(SimulatorAPNsKey(keyID: Self.refusedKeyKeyID, teamID: Self.refusedKeyTeamID,
+                                             publicKeyPEM: keyApple.publicKeyPEM, topics: [Self.refusedKeyApp]))
+        }
         var simulatorConfiguration = SimulatorConfiguration(
-            apnsKeys: [SimulatorAPNsKey(keyID: Self.keyID, teamID: Self.teamID, publicKeyPEM: apnsKey.publicKeyPEM, topics: [Self.app])],
+            apnsKeys: apnsKeys,
             fcmAccounts: [SimulatorFCMAccount(clientEmail: "pushfleet-demo@\(Self.projectID).iam.gserviceaccount.com",
                                               privateKeyID: account.privateKeyID, projectID: Self.projectID, publicKeyPEM: account.publicKeyPEM)],
-            scenarios: faults.scenarios, webPushInbox: webInbox,
+            scenarios: load.publishRate == nil ? faults.scenarios : [], webPushInbox: webInbox,
             hmsApps: [SimulatorHMSApp(appID: Self.hmsAppID, clientSecret: Self.hmsSecret)])
         // The push service takes only the demo app's VAPID key, as a browser's subscription binds one.
         simulatorConfiguration.webPushVAPIDKeys = [try VAPIDSigner(privateKeyPEM: vapidKey.privateKeyPEM, subject: "mailto:demo@pushfleet.invalid").publicKeyBase64URL]
@@ -59,31 +78,54 @@ struct DemoRun {
         let batch = generator.makeBatch(count: notifications, app: Self.app, webOrigin: "https://127.0.0.1:\(simulator.port)",
                                         fcmAlwaysFails: faults.fcmAlways503)
         for (token, since) in batch.deadTokens { simulator.markDead(token: token, since: since) }
+        let campaign = load.bulkBacklog > 0 ? generator.makeCampaign(count: load.bulkBacklog, app: Self.campaignApp) : nil
+        let refused = load.refusedKeyNotifications > 0
+            ? generator.makeRefusedKeyBatch(count: load.refusedKeyNotifications, app: Self.refusedKeyApp) : nil
+        var all = batch
+        for other in [campaign, refused].compactMap({ $0 }) { all.expect(other) }
         let fleet = WorkerFleet(start: { [self] index in try self.startWorker(index: index) })
         do {
             let cluster = try KafkaMockCluster(brokers: 3, logger: logger)
-            try cluster.createFleetTopics(Self.topics, intakePartitions: partitions)
-            try writeFiles(apnsKeyPEM: apnsKey.privateKeyPEM, vapidKeyPEM: vapidKey.privateKeyPEM, serviceAccountJSON: account.json,
-                                       tokenURI: simulator.tokenURI, simulator: simulator, bootstrap: cluster.bootstrapServers)
-            say("local stack: kafka \(cluster.bootstrapServers) (3 brokers, push.notifications × \(partitions)), simulator https://127.0.0.1:\(simulator.port), postgres \(redacted(databaseURL))")
+            let bulkPartitions = load.bulkIntakePartitions(default: partitions)
+            let partitionCount = { (topic: String) -> Int32 in
+                topic == Self.topics.interactive.intake ? partitions : topic == Self.topics.bulk.intake ? bulkPartitions : 3
+            }
+            for topic in Self.topics.all { try cluster.createTopic(topic, partitions: partitionCount(topic)) }
+            try writeFiles(apnsKeyPEM: apnsKey.privateKeyPEM, refusedKeyPEM: refusedKey.privateKeyPEM, vapidKeyPEM: vapidKey.privateKeyPEM,
+                           serviceAccountJSON: account.json, tokenURI: simulator.tokenURI, simulator: simulator,
+                           bootstrap: cluster.bootstrapServers)
+            say("local stack: kafka \(cluster.bootstrapServers) (3 brokers, push.notifications × \(partitions)\(campaign == nil ? "" : ", push.notifications.bulk × \(bulkPartitions)")), simulator https://127.0.0.1:\(simulator.port), postgres \(redacted(databaseURL))")
 
             let migrated = try await MigrateCommand.migrate(url: databaseURL, migrations: try migrationsToApply(nil), logger: logger)
             say("migrations applied: \(migrated.isEmpty ? "none needed" : migrated.joined(separator: ", "))")
 
-            let enqueueStart = ContinuousClock.now
-            try await publish(batch, bootstrap: cluster.bootstrapServers)
-            say("enqueued \(batch.messages.count) messages (\(batch.expectedDeliveries) deliveries, \(batch.expectedRejections) invalid messages) in \(format(ContinuousClock.now - enqueueStart))")
-
-            try fleet.launch(count: workers)
-            // A timed outage starts now, with the workers, not when the simulator started.
-            if faults.fcmOutageSeconds != nil { try simulator.setScenarios(faults.scenarios) }
-            say("started \(workers) worker processes (logs in \(directory))")
             var chaos = faults.chaos ? DemoChaos() : nil
             let receipts = try DemoReceipts(bootstrap: cluster.bootstrapServers, logger: logger)
+            var timeline: DemoTimeline?
             let progress: Double
             do {
-                progress = try await waitForOutcomes(batch, timeout: timeout, fleet: fleet, chaos: &chaos, cluster: cluster,
-                                                     receipts: receipts)
+                if let rate = load.publishRate {
+                    let consumed = Lane.allCases.flatMap { Self.topics.consumed(by: $0) }.reduce(0) { $0 + Int(partitionCount($1)) }
+                    (timeline, progress) = try await runSteady(
+                        rate: rate, batch: batch, campaign: campaign, refused: refused, all: all, since: since, workers: workers,
+                        partitions: consumed, fleet: fleet, cluster: cluster, simulator: simulator, receipts: receipts,
+                        chaos: &chaos, timeout: timeout)
+                } else {
+                    let enqueueStart = ContinuousClock.now
+                    try await DemoTraffic.publishAll(batch.messages, topic: Self.topics.intake, bootstrap: cluster.bootstrapServers, logger: logger)
+                    say("enqueued \(batch.messages.count) messages (\(batch.expectedDeliveries) deliveries, \(batch.expectedRejections) invalid messages) in \(format(ContinuousClock.now - enqueueStart))")
+                    try fleet.launch(count: workers)
+                    // A timed outage starts now, with the workers, not when the simulator started.
+                    if let seconds = faults.fcmOutageSeconds {
+                        try simulator.setScenarios(faults.scenarios)
+                        var outage = DemoTimeline()
+                        outage.outage = DateInterval(start: Date().addingTimeInterval(faults.fcmOutageStartSeconds), duration: seconds)
+                        timeline = outage
+                    }
+                    say("started \(workers) worker processes (logs in \(directory))")
+                    progress = try await waitForOutcomes(all, since: since, receiptIDs: batch.notificationIDs, timeout: timeout,
+                                                         fleet: fleet, chaos: &chaos, cluster: cluster, receipts: receipts)
+                }
             } catch {
                 chaos?.finish(cluster: cluster)
                 await receipts.close()
@@ -91,8 +133,9 @@ struct DemoRun {
             }
             chaos?.finish(cluster: cluster)
             await receipts.close()
+            let shares = load.fcmFleetQuota == nil ? [:] : await DemoWorkerMetrics(directory: directory, logger: logger).quotaShares()
             let exitCodes = await fleet.stopAll()
-            var result = try await readResult(batch, receipts: receipts)
+            var result = try await readResult(all, receiptIDs: batch.notificationIDs, receipts: receipts)
             result.workerExitCodes = exitCodes
             result.chaosLog = chaos?.log ?? []
             result.secondsToFinal = progress
@@ -100,7 +143,13 @@ struct DemoRun {
             result.webPushDecrypted = webInbox.deliveries.count
             result.expectedWebAccepted = batch.expectedWebAccepted
             result.deadLetters = try await countDeadLetters(bootstrap: cluster.bootstrapServers)
-            result.retryMessages = try await countRetryMessages(bootstrap: cluster.bootstrapServers)
+            result.retryMessages = try await DemoFigures.produced(to: Self.topics.retryTopics, partitions: partitionCount,
+                                                                  bootstrap: cluster.bootstrapServers, logger: logger)
+            result.parked = try await DemoFigures.parked(topics: Self.topics, partitions: partitionCount,
+                                                         bootstrap: cluster.bootstrapServers, logger: logger)
+            result.quotaShares = shares
+            result.timeline = timeline
+            try await readFigures(into: &result, timeline: timeline, since: since, campaign: campaign)
             return (result, DemoStack(cluster: cluster, simulator: simulator, directory: directory, databaseURL: databaseURL))
         } catch {
             _ = await fleet.stopAll()
@@ -109,9 +158,10 @@ struct DemoRun {
         }
     }
 
-    private func writeFiles(apnsKeyPEM: String, vapidKeyPEM: String, serviceAccountJSON: String, tokenURI: String,
-                            simulator: PushSimulator, bootstrap: String) throws {
+    private func writeFiles(apnsKeyPEM: String, refusedKeyPEM: String, vapidKeyPEM: String, serviceAccountJSON: String,
+                            tokenURI: String, simulator: PushSimulator, bootstrap: String) throws {
         let keyPath = directory + "/AuthKey_\(Self.keyID).p8"
+        let refusedKeyPath = directory + "/AuthKey_\(Self.refusedKeyKeyID).p8"
         let vapidPath = directory + "/vapid-private.pem"
         let hmsSecretPath = directory + "/hms-client-secret"
         try write(vapidKeyPEM, vapidPath)
@@ -129,6 +179,38 @@ struct DemoRun {
         try write(String(decoding: account.encoded(), as: UTF8.self), accountPath)
         try write(simulator.caCertificatePEM, caPath)
         let base = "https://127.0.0.1:\(simulator.port)"
+        func apns(_ topic: String, team: String, key: String, path: String) -> JSONValue {
+            .object([("topic", .string(topic)), ("team_id", .string(team)), ("key_id", .string(key)),
+                     ("key_path", .string(path)), ("base_url", .string(base))])
+        }
+        var fcm: [(key: String, value: JSONValue)] = [("service_account_path", .string(accountPath)), ("base_url", .string(base))]
+        if let quota = load.fcmFleetQuota { fcm.append(("fleet_rate_limit_per_second", .int(Int64(quota)))) }
+        var apps: [(key: String, value: JSONValue)] = [
+            (Self.app, .object([
+                ("apns", apns(Self.app, team: Self.teamID, key: Self.keyID, path: keyPath)),
+                ("fcm", .object(fcm)),
+                ("webpush", .object([("vapid_private_key_path", .string(vapidPath)), ("subject", .string("mailto:demo@pushfleet.invalid")),
+                                     // The simulator stands in for the browsers' push services.
+                                     ("allowed_hosts", .array([.string("127.0.0.1")]))])),
+                ("hms", .object([
+                    ("app_id", .string(Self.hmsAppID)), ("client_secret_path", .string(hmsSecretPath)),
+                    ("base_url", .string(base)), ("token_url", .string(base + "/oauth2/v3/token")),
+                ])),
+            ])),
+        ]
+        if load.bulkBacklog > 0 {
+            // Same team key and Firebase project as the demo app: a second app of the same company.
+            apps.append((Self.campaignApp, .object([
+                ("apns", apns(Self.campaignApp, team: Self.teamID, key: Self.keyID, path: keyPath)),
+                ("fcm", .object([("service_account_path", .string(accountPath)), ("base_url", .string(base))])),
+            ])))
+        }
+        if load.refusedKeyNotifications > 0 {
+            try write(refusedKeyPEM, refusedKeyPath)
+            apps.append((Self.refusedKeyApp, .object([
+                ("apns", apns(Self.refusedKeyApp, team: Self.refusedKeyTeamID, key: Self.refusedKeyKeyID, path: refusedKeyPath)),
+            ])))
+        }
         let config: JSONValue = .object([
             ("kafka", .object([
                 ("bootstrap_servers", .string(bootstrap)), ("group_id", .string("pushfleet-demo")),
@@ -143,45 +225,13 @@ struct DemoRun {
             // Several workers on one host: each takes a free port for /metrics and /health.
             ("observability", .object([("listen", .string("127.0.0.1:0"))])),
             ("logging", .object([("format", .string("text"))])),
-            ("apps", .object([
-                (Self.app, .object([
-                    ("apns", .object([
-                        ("topic", .string(Self.app)), ("team_id", .string(Self.teamID)), ("key_id", .string(Self.keyID)),
-                        ("key_path", .string(keyPath)), ("base_url", .string(base)),
-                    ])),
-                    ("fcm", .object([("service_account_path", .string(accountPath)), ("base_url", .string(base))])),
-                    ("webpush", .object([("vapid_private_key_path", .string(vapidPath)), ("subject", .string("mailto:demo@pushfleet.invalid")),
-                                         // The simulator stands in for the browsers' push services.
-                                         ("allowed_hosts", .array([.string("127.0.0.1")]))])),
-                    ("hms", .object([
-                        ("app_id", .string(Self.hmsAppID)), ("client_secret_path", .string(hmsSecretPath)),
-                        ("base_url", .string(base)), ("token_url", .string(base + "/oauth2/v3/token")),
-                    ])),
-                ])),
-            ])),
+            ("apps", .object(apps)),
         ])
         try write(String(decoding: config.encoded(), as: UTF8.self), configPath)
     }
 
     private func write(_ text: String, _ path: String) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-    }
-
-    private func publish(_ batch: DemoBatch, bootstrap: String) async throws {
-        let publisher = try NotificationPublisher(bootstrapServers: bootstrap, logger: logger)
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for message in batch.messages {
-                    // Raw: the batch deliberately carries messages that are not valid notifications.
-                    group.addTask { try await publisher.publishRaw(message.value, key: message.key) }
-                }
-                try await group.waitForAll()
-            }
-        } catch {
-            await publisher.close()
-            throw error
-        }
-        await publisher.close()
     }
 
     private func startWorker(index: Int) throws -> Process {
@@ -208,7 +258,10 @@ struct DemoRun {
 
     /// Polls PostgreSQL until every expected delivery is final and every
     /// invalid message is recorded, printing a progress line. Returns the seconds it took.
-    private func waitForOutcomes(_ batch: DemoBatch, timeout: Duration, fleet: WorkerFleet,
+    /// `batch` holds every app's expectations; its rows are the ones created
+    /// since `since`. The apps publish receipts for `receiptIDs` (the demo
+    /// app's interactive notifications; a campaign's are not waited on).
+    func waitForOutcomes(_ batch: DemoBatch, since: Date, receiptIDs ids: [UUID], timeout: Duration, fleet: WorkerFleet,
                                  chaos: inout DemoChaos?, cluster: KafkaMockCluster,
                                  receipts: DemoReceipts) async throws -> Double {
         var connection: PostgresConnection?
@@ -217,10 +270,11 @@ struct DemoRun {
         var lastFinal = 0
         var lastTick = start
         var lastPrinted = start
-        let ids = batch.notificationIDs
+        var parkedSeen = false
         while true {
             var final = lastFinal
             var rejected = 0
+            var parked = 0
             var landed = (delivered: 0, opened: 0)
             do {
                 if connection == nil || connection?.isBroken == true {
@@ -229,11 +283,13 @@ struct DemoRun {
                 }
                 let rows = try await connection?.query(
                     """
-                    SELECT (SELECT count(*) FROM deliveries WHERE notification_id = ANY($1::uuid[])
-                              AND status NOT IN ('pending', 'retrying', 'parked')) AS final,
-                           (SELECT count(*) FROM intake_rejections WHERE kafka_topic = 'push.notifications') AS rejected
-                    """, [.uuidArray(ids)])
+                    SELECT count(*) FILTER (WHERE status NOT IN ('pending', 'retrying', 'parked')) AS final,
+                           count(*) FILTER (WHERE status = 'parked') AS parked,
+                           (SELECT count(*) FROM intake_rejections WHERE kafka_topic = $3) AS rejected
+                    FROM deliveries WHERE created_at >= $1 AND app = ANY($2::text[])
+                    """, [.timestamp(since), .textArray(batch.apps.sorted()), .text(Self.topics.intake)])
                 final = rows?.rows.first?.count("final") ?? 0
+                parked = rows?.rows.first?.count("parked") ?? 0
                 rejected = rows?.rows.first?.count("rejected") ?? 0
                 // The apps' part: receipts for what was accepted since the last tick.
                 if let connection {
@@ -251,8 +307,10 @@ struct DemoRun {
             lastTick = now
             let done = final >= batch.expectedDeliveries && rejected >= batch.expectedRejections
                 && landed.delivered == receipts.publishedDelivered && landed.opened == receipts.publishedOpened
-            let line = String(format: "  final %d / %d deliveries, %.0f/s, in flight %d | invalid messages %d / %d | receipts landed: delivered %d / %d, opened %d / %d",
+            parkedSeen = parkedSeen || parked > 0
+            let line = String(format: "  final %d / %d deliveries, %.0f/s, in flight %d%@ | invalid messages %d / %d | receipts landed: delivered %d / %d, opened %d / %d",
                               final, batch.expectedDeliveries, rate, max(0, batch.expectedDeliveries - final),
+                              parkedSeen ? " (parked now \(parked))" : "",
                               rejected, batch.expectedRejections, landed.delivered, receipts.publishedDelivered,
                               landed.opened, receipts.publishedOpened)
             if isatty(STDOUT_FILENO) == 1 {
@@ -276,53 +334,37 @@ struct DemoRun {
         }
     }
 
-    /// Messages ever produced to the retry topics: the sum of their reported end offsets.
-    /// Read with a partition reader, which joins no group, so closing it ends the client
-    /// before the mock cluster goes (no reconnect warnings after the result table).
-    private func countRetryMessages(bootstrap: String) async throws -> Int {
-        let reader = try KafkaPartitionReader(bootstrapServers: bootstrap, groupID: "demo-counter", logger: logger)
-        var total: Int64 = 0
+    /// Reads every message on the dead-letter topic to its end (by
+    /// assignment, joining no group) and counts them by kind.
+    private func countDeadLetters(bootstrap: String) async throws -> [String: Int] {
+        let reader = try KafkaPartitionReader(bootstrapServers: bootstrap, groupID: "demo-dlq-reader-\(UUID().uuidString)", logger: logger)
+        var counts: [String: Int] = [:]
+        var seen = Set<String>()
+        var duplicates = 0
         do {
-            for topic in Self.topics.retryTopics {
-                for partition in 0..<Int32(clamping: try await reader.partitionCount(topic: topic)) {
-                    total += try await reader.reportedRange(KafkaTopicPartition(topic: topic, partition: partition)).end
+            try await reader.scan(topic: Self.topics.deadLetter) { messages in
+                for m in messages {
+                    // At least once: a batch replayed after a crash can dead-letter a message twice;
+                    // count each original message once (by its origin headers).
+                    let headers = RetryHeaders(message: m)
+                    let origin = "\(headers.originTopic ?? m.topic)/\(headers.originPartition ?? m.partition)/\(headers.originOffset ?? m.offset)"
+                    guard seen.insert(origin).inserted else { duplicates += 1; continue }
+                    let reason = headers.reason ?? "?"
+                    let kind = reason.hasPrefix("retries exhausted") ? "exhausted" : String(reason.prefix(while: { $0 != ":" }))
+                    counts[kind, default: 0] += 1
                 }
+                return true
             }
         } catch {
             await reader.close()
             throw error
         }
         await reader.close()
-        return Int(clamping: total)
-    }
-
-    /// Reads every message on the dead-letter topic (by assignment, no group) and counts them by kind.
-    private func countDeadLetters(bootstrap: String) async throws -> [String: Int] {
-        let reader = try KafkaPartitionReader(bootstrapServers: bootstrap, groupID: "demo-dlq-reader", logger: logger)
-        let messages: [KafkaMessage]
-        do { messages = try await reader.scan(topic: Self.topics.deadLetter) } catch {
-            await reader.close()
-            throw error
-        }
-        await reader.close()
-        var counts: [String: Int] = [:]
-        var seen = Set<String>()
-        var duplicates = 0
-        for m in messages {
-            // At least once: a batch replayed after a crash can dead-letter a message twice;
-            // count each original message once (by its origin headers).
-            let headers = RetryHeaders(message: m)
-            let origin = "\(headers.originTopic ?? m.topic)/\(headers.originPartition ?? m.partition)/\(headers.originOffset ?? m.offset)"
-            guard seen.insert(origin).inserted else { duplicates += 1; continue }
-            let reason = headers.reason ?? "?"
-            let kind = reason.hasPrefix("retries exhausted") ? "exhausted" : String(reason.prefix(while: { $0 != ":" }))
-            counts[kind, default: 0] += 1
-        }
         if duplicates > 0 { counts["duplicate"] = duplicates }
         return counts
     }
 
-    private func readResult(_ batch: DemoBatch, receipts: DemoReceipts) async throws -> DemoResult {
+    private func readResult(_ batch: DemoBatch, receiptIDs: [UUID], receipts: DemoReceipts) async throws -> DemoResult {
         let connection = try await PostgresConnection.connect(url: databaseURL, logger: logger)
         defer { connection.close() }
         let ids = batch.notificationIDs
@@ -346,7 +388,7 @@ struct DemoRun {
             WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.notification_id = e.n AND d.token = e.t)
             """,
             [.uuidArray(batch.expectedKeys.map(\.0)), .textArray(batch.expectedKeys.map(\.1))])
-        let landed = try await receipts.landed(on: connection, ids: ids)
+        let landed = try await receipts.landed(on: connection, ids: receiptIDs)
         let funnel = try await ReportQueries.funnel(on: connection, since: Date().addingTimeInterval(-2 * 3600), app: DemoRun.app)
         return DemoResult(
             expected: receipts.adjust(batch.expectedCounts), actual: actual,

@@ -174,35 +174,3 @@ extension EndToEndTests {
         await database.drop(logger: logger)
     }
 }
-
-extension EndToEndTests {
-    /// An FCM outage (every request 503 for 6 s) opens the circuit, which pauses
-    /// intake instead of pushing every Android delivery through the retry topics:
-    /// fewer retry messages than Android deliveries, and when FCM recovers every
-    /// delivery still ends as it would have without the outage.
-    func testAProviderOutagePausesIntakeInsteadOfFillingTheRetryTopics() async throws {
-        let adminURL = try TestEnvironment.databaseURL()
-        let binary = try TestEnvironment.pushfleetBinary()
-        let database = try await TestDatabase.create(adminURL: adminURL, logger: logger)
-        do {
-            let summary = try await TestEnvironment.runDemo(binary, database: database, deliveries: 1750, extra: [
-                "--notifications", "1500", "--fcm-outage-seconds", "6", "--max-in-flight", "64",
-                "--retry-delay-ms", "300", "--max-attempts", "8",
-            ])
-            let expected = summary.counts("expected")
-            XCTAssertEqual(summary.counts("actual"), expected, "every delivery ends as without the outage")
-            XCTAssertNil(expected["android|dead_lettered"])
-            XCTAssertNil(summary.counts("dead_letters")["exhausted"], "no delivery ran out of attempts")
-            XCTAssertGreaterThanOrEqual(summary.int("simulator_fcm_503") ?? 0, 20, "the outage tripped the breaker")
-            let android = expected.filter { $0.key.hasPrefix("android|") }.values.reduce(0, +)
-            let retries = try XCTUnwrap(summary.int("retry_messages"))
-            XCTAssertGreaterThan(retries, 0, "requests in flight when the circuit opened went to a retry tier")
-            XCTAssertLessThan(retries, android, "intake paused: not every Android delivery went through a retry topic")
-            print("outage: \(android) android deliveries, \(summary.int("simulator_fcm_503") ?? 0) FCM 503s, \(retries) retry-topic messages")
-        } catch {
-            await database.drop(logger: logger)
-            throw error
-        }
-        await database.drop(logger: logger)
-    }
-}
