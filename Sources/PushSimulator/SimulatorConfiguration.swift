@@ -100,12 +100,16 @@ public struct SimulatorConfiguration: Sendable, Codable {
         case recordSendIDs, maxRecordedSendIDs, apnsClientCertificateCAPEM, webPushVAPIDKeys, hmsApps
     }
 
-    /// Decodes with every key optional, falling back to the defaults of `init`.
+    /// Decodes with every key optional, falling back to the defaults of `init`; a key it does not know is an error.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = SimulatorConfiguration()
         host = try container.decodeIfPresent(String.self, forKey: .host) ?? defaults.host
         port = try container.decodeIfPresent(Int.self, forKey: .port) ?? defaults.port
+        if container.contains(.tls), try !container.decodeNil(forKey: .tls) {
+            try SimulatorTLS.rejectUnknownKeys(from: container.superDecoder(forKey: .tls))
+        }
         tls = try container.decodeIfPresent(SimulatorTLS.self, forKey: .tls) ?? defaults.tls
         apnsKeys = try container.decodeIfPresent([SimulatorAPNsKey].self, forKey: .apnsKeys) ?? []
         fcmAccounts = try container.decodeIfPresent([SimulatorFCMAccount].self, forKey: .fcmAccounts) ?? []
@@ -132,7 +136,7 @@ public struct SimulatorConfiguration: Sendable, Codable {
     }
 
     /// Reads a JSON configuration file. Dates (in `deadTokens`) are ISO 8601 strings.
-    /// Every key is optional; the error names the file and the failing key.
+    /// Every key is optional; a key the format does not have is refused. The error names the file and the failing key.
     public static func load(fromJSONFile path: String) throws -> SimulatorConfiguration {
         let data: Data
         do {
@@ -184,9 +188,14 @@ public struct SimulatorConfiguration: Sendable, Codable {
 
     private static func describe(_ error: DecodingError) -> String {
         func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            context.codingPath.reduce(into: "") { path, key in
+                if let index = key.intValue { path += "[\(index)]" } else { path += (path.isEmpty ? "" : ".") + key.stringValue }
+            }
         }
         switch error {
+        case .dataCorrupted(let context) where context.debugDescription == unknownKeyDescription:
+            return "unknown key \(path(context))"
+
         case .keyNotFound(let key, let context): return "missing key \(path(context)).\(key.stringValue)"
         case .typeMismatch(_, let context): return "wrong type at \(path(context)): \(context.debugDescription)"
         case .valueNotFound(_, let context): return "missing value at \(path(context))"
@@ -210,6 +219,16 @@ public enum SimulatorTLS: Sendable, Codable, Equatable {
     case generate
     /// Use existing PEM files; `caCertificatePEMPath` is what clients must trust.
     case files(certificateChainPEMPath: String, privateKeyPEMPath: String, caCertificatePEMPath: String)
+
+    /// Throws for a key of `tls`'s JSON object (or of its case's object) that the case does not declare.
+    static func rejectUnknownKeys(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(cases: CodingKeys.self) { tlsCase -> any CodingKey.Type in
+            switch tlsCase {
+            case .generate: return GenerateCodingKeys.self
+            case .files: return FilesCodingKeys.self
+            }
+        }
+    }
 }
 
 /// An APNs signing key (the `.p8` Apple hands out) as the simulator knows it.
@@ -229,6 +248,20 @@ public struct SimulatorAPNsKey: Sendable, Codable, Equatable {
         self.publicKeyPEM = publicKeyPEM
         self.topics = topics
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case keyID, teamID, publicKeyPEM, topics
+    }
+
+    /// Decodes with `topics` optional (empty); a key it does not know is an error.
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        keyID = try container.decode(String.self, forKey: .keyID)
+        teamID = try container.decode(String.self, forKey: .teamID)
+        publicKeyPEM = try container.decode(String.self, forKey: .publicKeyPEM)
+        topics = try container.decodeIfPresent([String].self, forKey: .topics) ?? []
+    }
 }
 
 /// An FCM service account as the simulator knows it (its public half).
@@ -247,5 +280,19 @@ public struct SimulatorFCMAccount: Sendable, Codable, Equatable {
         self.privateKeyID = privateKeyID
         self.projectID = projectID
         self.publicKeyPEM = publicKeyPEM
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case clientEmail, privateKeyID, projectID, publicKeyPEM
+    }
+
+    /// Decodes every key as required; a key it does not know is an error.
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        clientEmail = try container.decode(String.self, forKey: .clientEmail)
+        privateKeyID = try container.decode(String.self, forKey: .privateKeyID)
+        projectID = try container.decode(String.self, forKey: .projectID)
+        publicKeyPEM = try container.decode(String.self, forKey: .publicKeyPEM)
     }
 }

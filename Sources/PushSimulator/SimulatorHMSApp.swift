@@ -21,7 +21,9 @@ public struct SimulatorHMSApp: Sendable, Codable, Equatable {
         case appID = "appId", clientSecret, tokenLifetimeSeconds, clientID = "clientId"
     }
 
+    /// Decodes with `tokenLifetimeSeconds` (3600) and `clientId` optional; a key it does not know is an error.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         appID = try container.decode(String.self, forKey: .appID)
         clientSecret = try container.decode(String.self, forKey: .clientSecret)

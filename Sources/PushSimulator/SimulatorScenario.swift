@@ -43,6 +43,22 @@ public struct SimulatorScenario: Sendable, Codable, Equatable {
         /// request carries a valid provider token or certificate (what APNs does).
         case singleStreamUntilValidToken
 
+        /// Throws for a key of a fault's JSON object (or of its case's object) that the case does not declare:
+        /// a misspelt argument would otherwise be dropped (`retryAfterSeconds` is optional).
+        static func rejectUnknownKeys(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(cases: CodingKeys.self) { faultCase -> any CodingKey.Type in
+                switch faultCase {
+                case .httpError: return HttpErrorCodingKeys.self
+                case .delay: return DelayCodingKeys.self
+                case .oversizedAnswer: return OversizedAnswerCodingKeys.self
+                case .goaway: return GoawayCodingKeys.self
+                case .resetConnection: return ResetConnectionCodingKeys.self
+                case .singleStreamAfterRejection: return SingleStreamAfterRejectionCodingKeys.self
+                case .singleStreamUntilValidToken: return SingleStreamUntilValidTokenCodingKeys.self
+                }
+            }
+        }
+
         /// Faults decided per connection rather than per request; they ignore `provider`.
         var isConnectionLevel: Bool {
             switch self {
@@ -84,10 +100,12 @@ public struct SimulatorScenario: Sendable, Codable, Equatable {
         case provider, fault, afterRequests, count, share, startSeconds, durationSeconds
     }
 
-    /// Decodes with only `fault` required.
+    /// Decodes with only `fault` required; a key it does not know (here or in the fault) is an error.
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         provider = try container.decodeIfPresent(String.self, forKey: .provider)
+        if container.contains(.fault) { try Fault.rejectUnknownKeys(from: container.superDecoder(forKey: .fault)) }
         fault = try container.decode(Fault.self, forKey: .fault)
         afterRequests = try container.decodeIfPresent(Int.self, forKey: .afterRequests) ?? 0
         count = try container.decodeIfPresent(Int.self, forKey: .count)

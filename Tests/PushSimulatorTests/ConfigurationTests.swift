@@ -75,4 +75,42 @@ final class ConfigurationTests: XCTestCase {
             XCTAssertTrue(error.message.contains("apnsKeys[0].publicKeyPEM"), error.message)
         }
     }
+
+    /// A key the format lacks, at any depth, is refused with its path; odd shapes are errors, not crashes.
+    func testUnknownKeysAreRefusedWithTheirPath() throws {
+        let cases: [(String, String)] = [
+            (#"{"apnsKey": []}"#, "unknown key apnsKey"),
+            (#"{"apnsKeys": [{"keyId": "K", "keyID": "K", "teamID": "T", "publicKeyPEM": "p"}]}"#, "unknown key apnsKeys[0].keyId"),
+            (#"{"fcmAccounts": [{"clientEmail": "e", "privateKeyID": "k", "projectID": "p", "publicKeyPEM": "p", "type": "x"}]}"#,
+             "unknown key fcmAccounts[0].type"),
+            (#"{"hmsApps": [{"appId": "1", "clientSecret": "s", "secret": "s"}]}"#, "unknown key hmsApps[0].secret"),
+            (#"{"tls": {"generate": {"hosts": ["a"]}}}"#, "unknown key tls.generate.hosts"),
+            (#"{"scenarios": [{"provder": "fcm", "fault": {"delay": {"milliseconds": 5}}}]}"#, "unknown key scenarios[0].provder"),
+            (#"{"scenarios": [{"fault": {"httpError": {"status": 503, "retryAfter": 1}}}]}"#,
+             "unknown key scenarios[0].fault.httpError.retryAfter"),
+            (#"{"scenarios": [{"fault": {"singleStreamAfterRejection": {"after": 1}}}]}"#,
+             "unknown key scenarios[0].fault.singleStreamAfterRejection.after"),
+        ]
+        for (json, message) in cases {
+            XCTAssertThrowsError(try load(json), json) { error in
+                XCTAssertTrue("\(error)".contains(message), "\(json): \(error)")
+            }
+        }
+        for json in [
+            "[]", #""x""#, "{", #"{"tls": 5}"#, #"{"tls": {}}"#, #"{"tls": {"generate": {}, "files": {}}}"#,
+            #"{"scenarios": [{"fault": null}]}"#, #"{"scenarios": [{"fault": {"goaway": 5}}]}"#,
+            #"{"scenarios": [{"fault": {"delay": {"milliseconds": 1}, "goaway": {"afterStreams": 1}}}]}"#,
+            #"{"deadTokens": {"t": "yesterday"}}"#,
+        ] {
+            XCTAssertThrowsError(try load(json), json)
+        }
+        XCTAssertEqual(try load(#"{"tls": null, "apnsEnvironment": null}"#).tls, .generate)
+    }
+
+    private func load(_ json: String) throws -> SimulatorConfiguration {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sim-config-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try json.write(to: file, atomically: true, encoding: .utf8)
+        return try SimulatorConfiguration.load(fromJSONFile: file.path)
+    }
 }
