@@ -74,7 +74,13 @@ final class FCMWriterTests: XCTestCase {
         apns = JSONValue.merge(apns, n.fcm.apns)
         if !apns.isEmpty { message.append(("apns", .object(apns))) }
         if !n.fcm.webpush.isEmpty { message.append(("webpush", .object(n.fcm.webpush))) }
-        if !n.fcm.fcmOptions.isEmpty { message.append(("fcm_options", .object(n.fcm.fcmOptions))) }
+        // Since campaigns: a campaign that is a valid label is the label when none is set (null: none).
+        var options = n.fcm.fcmOptions
+        if let campaign = n.campaign, campaign.utf8.count <= 50, FCMTranslator.isValidTopicName(campaign),
+           !options.contains(where: { $0.key == "analytics_label" && $0.value != .null }) {
+            options = options.filter { $0.key != "analytics_label" } + [("analytics_label", .string(campaign))]
+        }
+        if !options.isEmpty { message.append(("fcm_options", .object(options))) }
         return JSONValue.object(message).encoded()
     }
 
@@ -153,6 +159,11 @@ final class FCMWriterTests: XCTestCase {
                                   apns: [("fcm_options", .object([("image", .string("j"))]))], fcmOptions: [("analytics_label", .string("l2"))])
         }),
         ("no overrides", { $0.fcm = FCMOverrides() }),
+        ("campaign", { $0.campaign = "spring-2026" }),
+        ("campaign, not a label", { $0.campaign = "Soldes d'été" }),
+        ("campaign and its own label", { $0.campaign = "spring"; $0.fcm.fcmOptions = [("analytics_label", .string("own"))] }),
+        ("campaign and a null label", { $0.campaign = "spring"; $0.fcm.fcmOptions = [("analytics_label", .null)] }),
+        ("no campaign", { $0.campaign = nil }),
         ("apns.aps and headers (topic apns block)", {
             $0.apns.aps = [("content-state", .object([("n", .int(1))]))]
             $0.apns.headers = [("apns-collapse-id", "cid")]
