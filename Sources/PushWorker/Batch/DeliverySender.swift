@@ -232,7 +232,7 @@ final class DeliverySender: Sendable {
         case .signing: "signing"
         case .invalidKey: "invalid_key"
         case .invalidServiceAccount: "invalid_service_account"
-        case .circuitOpen, .rateLimited, .providerTokenThrottled, .credentialsRejected, .invalidConfiguration: nil
+        case .circuitOpen, .rateLimited, .providerTokenThrottled, .credentialsRejected, .invalidConfiguration, .gateClosed: nil
         }
     }
 
