@@ -81,4 +81,4 @@ struct EnqueueCommand: AsyncParsableCommand {
     }
 }
 
-extension Lane: @retroactive ExpressibleByArgument {}
+extension Lane: ExpressibleByArgument {}

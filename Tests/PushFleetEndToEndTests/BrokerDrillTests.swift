@@ -3,6 +3,7 @@ import Logging
 import PushCore
 import PushPostgres
 import XCTest
+import PushTestSupport
 
 /// The fleet's drills on two brokers: librdkafka's mock cluster (with the
 /// librdkafka the binary links) and Tansu, a real Kafka-compatible broker

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PushPostgres
+import PushTestSupport
 
 /// A fleet on a `BrokerUnderTest`: the APNs simulator (answers delayed, so
 /// sends are in flight when a worker dies), a migrated database of its own and

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import PushTestSupport
 
 /// The broker a broker-tier drill runs against, and how every `pushfleet`
 /// process of the drill reaches it:

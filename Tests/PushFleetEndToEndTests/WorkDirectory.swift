@@ -1,4 +1,5 @@
 import Foundation
+import PushTestSupport
 
 /// A test's working directory: files written and read by name, shell steps run in it.
 struct WorkDirectory {
