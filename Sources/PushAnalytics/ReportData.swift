@@ -100,6 +100,8 @@ public struct FunnelRow: Sendable, Equatable {
     public var expired = 0
     public var deadLettered = 0
     public var inProgress = 0
+    /// Not sent: the campaign was cancelled.
+    public var cancelled = 0
 
     public init(app: String, platform: String) {
         self.app = app
@@ -110,7 +112,7 @@ public struct FunnelRow: Sendable, Equatable {
     public var columns: [(name: String, value: Int)] {
         [("enqueued", enqueued), ("accepted", accepted), ("delivered", delivered), ("opened", opened),
          ("invalid_token", invalidToken), ("rejected", rejected), ("expired", expired),
-         ("dead_lettered", deadLettered), ("in_progress", inProgress)]
+         ("dead_lettered", deadLettered), ("cancelled", cancelled), ("in_progress", inProgress)]
     }
 }
 

@@ -4,7 +4,7 @@ import PushPostgres
 
 /// The queries behind `pushfleet report` and the demo's funnel table.
 public enum ReportQueries {
-    static let failureStatuses = ["invalid_token", "rejected", "expired", "dead_lettered"]
+    static let failureStatuses = ["invalid_token", "rejected", "expired", "dead_lettered", "cancelled"]
 
     /// Start of the hour containing `date` (the hourly views' resolution).
     public static func hourFloor(_ date: Date) -> Date {
@@ -92,7 +92,8 @@ public enum ReportQueries {
             """
             SELECT app, platform, sum(enqueued) AS enqueued, sum(accepted) AS accepted, sum(delivered) AS delivered,
                    sum(opened) AS opened, sum(invalid_token) AS invalid_token, sum(rejected) AS rejected,
-                   sum(expired) AS expired, sum(dead_lettered) AS dead_lettered, sum(in_progress) AS in_progress
+                   sum(expired) AS expired, sum(dead_lettered) AS dead_lettered, sum(in_progress) AS in_progress,
+                   sum(cancelled) AS cancelled
             FROM delivery_funnel_hourly
             WHERE hour >= $1 AND ($2::text IS NULL OR app = $2::text)
             GROUP BY app, platform
@@ -110,6 +111,7 @@ public enum ReportQueries {
             row.expired = try n("expired")
             row.deadLettered = try n("dead_lettered")
             row.inProgress = try n("in_progress")
+            row.cancelled = try n("cancelled")
             return row
         }
     }

@@ -29,6 +29,7 @@ public enum ReportRenderer {
                 total.enqueued += r.enqueued; total.accepted += r.accepted; total.delivered += r.delivered
                 total.opened += r.opened; total.invalidToken += r.invalidToken; total.rejected += r.rejected
                 total.expired += r.expired; total.deadLettered += r.deadLettered; total.inProgress += r.inProgress
+                total.cancelled += r.cancelled
             }
             lines.append([total.app, total.platform] + total.columns.map { String($0.value) })
         }
@@ -122,6 +123,7 @@ public enum ReportRenderer {
         case "rejected": "#e53935"
         case "expired": "#6d4c41"
         case "dead_lettered": "#212121"
+        case "cancelled": "#ff7043"
         default: "#90a4ae"
         }
     }

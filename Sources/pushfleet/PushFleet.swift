@@ -11,6 +11,7 @@ struct PushFleet: AsyncParsableCommand {
             WorkerCommand.self, MigrateCommand.self, EnqueueCommand.self, SimulateCommand.self,
             MockKafkaCommand.self, DemoCommand.self, DLQCommand.self, BenchCommand.self,
             MaintainCommand.self, ReportCommand.self, SkipCommand.self, TopicsCommand.self, VersionCommand.self,
+            CampaignCommand.self,
         ])
 }
 

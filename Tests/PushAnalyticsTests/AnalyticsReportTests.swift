@@ -32,10 +32,10 @@ final class AnalyticsReportTests: XCTestCase {
         let text = ReportRenderer.text(data)
         XCTAssertTrue(text.contains("com.example.shop  ios"), text)
         let iosLine = try XCTUnwrap(text.split(separator: "\n").first { $0.contains(" ios ") && $0.hasPrefix("com.example.shop") })
-        XCTAssertEqual(iosLine.split(separator: " ").map(String.init), ["com.example.shop", "ios", "500", "400", "200", "100", "0", "100", "0", "0", "0"])
+        XCTAssertEqual(iosLine.split(separator: " ").map(String.init), ["com.example.shop", "ios", "500", "400", "200", "100", "0", "100", "0", "0", "0", "0"])
         XCTAssertTrue(text.contains("BadDeviceToken") && text.contains("20.00 %"), text)
         let totalLine = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("total") })
-        XCTAssertEqual(totalLine.split(separator: " ").map(String.init), ["total", "1000", "700", "300", "100", "100", "100", "0", "100", "0"])
+        XCTAssertEqual(totalLine.split(separator: " ").map(String.init), ["total", "1000", "700", "300", "100", "100", "100", "0", "100", "0", "0"])
 
         let dir = NSTemporaryDirectory() + "pushfleet-report-\(UUID().uuidString)"
         addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }

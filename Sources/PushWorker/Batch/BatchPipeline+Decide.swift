@@ -48,7 +48,8 @@ extension BatchPipeline {
             case .notification(let notification, let arrival):
                 if outcome.origins[notification.id] == nil { outcome.origins[notification.id] = MessageOrigin(message) }
                 sources.append(WorkItem.Source(notification: notification, enqueuedAt: decoder.enqueueTime(of: message, policy),
-                                               headers: entry.headers, sourceKey: message.key, arrival: arrival))
+                                               headers: entry.headers, sourceKey: message.key, arrival: arrival,
+                                               gate: campaigns.gate(for: notification.campaign)))
             }
         }
         return sources
@@ -183,8 +184,9 @@ extension BatchPipeline {
     }
 
     /// The items to send, translated for their provider; what ends without a
-    /// send (expired, unknown app, no credentials, known-invalid token, a
-    /// translation that refuses) gets its final row in `outcome` instead.
+    /// send (a cancelled campaign, expired, unknown app, no credentials,
+    /// known-invalid token, a translation that refuses) gets its final row in
+    /// `outcome` instead.
     private func sendable(_ items: [WorkItem], now: Date, into outcome: inout BatchOutcome) -> [DeliverySender.Send] {
         var sends: [DeliverySender.Send] = []
         for item in items {
@@ -237,7 +239,7 @@ extension BatchPipeline {
         DeliveryRecord(
             key: DeliveryKey(notificationID: n.id, token: "user:" + user, createdAt: createdAt), app: n.app, platform: nil,
             status: .rejected, attempts: 0, providerStatus: nil, providerReason: reason, providerMessageID: nil,
-            detail: detail, enqueuedAt: enqueuedAt, finalAt: now)
+            detail: detail, enqueuedAt: enqueuedAt, finalAt: now, campaign: n.campaign)
     }
 
     private enum Precheck {
@@ -247,6 +249,10 @@ extension BatchPipeline {
 
     /// A final outcome reached without sending, or the clients to send with.
     private func precheck(_ item: WorkItem, now: Date) -> Precheck {
+        if let stopped = item.stoppedBecause {
+            // Its campaign was cancelled: whatever topic the message came from, no request.
+            return .final(item.cancelledRecord(stopped, at: now))
+        }
         if item.notification.isExpired(at: now) {
             return .final(item.record(status: .expired, reason: "Expired", detail: "expired before it could be sent", at: now))
         }
