@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PushAnalytics
 import PushCore
 import PushPostgres
 import PushWorker
@@ -8,15 +9,15 @@ import PushWorker
 struct CampaignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "campaign",
-        abstract: "Stop and resume campaigns (notifications tagged with the same `campaign`).",
-        subcommands: [Cancel.self, Resume.self])
+        abstract: "Stop, resume and follow campaigns (notifications tagged with the same `campaign`).",
+        subcommands: [Cancel.self, Resume.self, Status.self, List.self])
 
-    /// Where the ledger is.
+    /// Where the ledger (and, for `status`, Kafka) is.
     struct Connection: ParsableArguments {
         @Option(name: .long, help: "PostgreSQL URL (env PUSHFLEET_DATABASE_URL; else the --config file's).")
         var databaseURL: String?
 
-        @Option(name: .long, help: "Worker configuration file (JSON) for the database (env PUSHFLEET_CONFIG).")
+        @Option(name: .long, help: "Worker configuration file (JSON) for the database, Kafka and topics (env PUSHFLEET_CONFIG).")
         var config: String?
 
         func configuration() throws -> WorkerConfiguration? {
@@ -90,7 +91,8 @@ struct CampaignCommand: AsyncParsableCommand {
             } else {
                 say("campaign \(campaign) was already cancelled by \(stop.by) at \(Timestamps.format(stop.at))")
             }
-            say("\(result.deliveriesCancelled) deliveries in the ledger moved to cancelled (pending, retrying or parked)")
+            say("\(result.deliveriesCancelled) deliveries in the ledger moved to cancelled (pending, retrying or parked); "
+                + "follow it with `pushfleet campaign status \(campaign)`")
         }
     }
 
@@ -119,6 +121,73 @@ struct CampaignCommand: AsyncParsableCommand {
             }
             say("campaign \(campaign) resumed (cancelled by \(closed.stop.by) at \(Timestamps.format(closed.stop.at))); "
                 + "deliveries not yet handled are sent, the \(closed.deliveriesCancelled) the cancel moved to cancelled stay so")
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A campaign's deliveries so far: sent, accepted, failed, cancelled, in flight, its rate and time to finish.",
+            discussion: """
+                From the ledger (a delivery has a row once a worker decided it) and, with Kafka settings (--config, \
+                --bootstrap-servers or PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS), the bulk lane's backlog: messages not consumed \
+                yet, of every campaign on that lane. Rates are over the last --window seconds.
+                """)
+
+        @Argument(help: "The campaign.")
+        var campaign: String
+
+        @Flag(name: .long, help: "Print JSON (for scripts).")
+        var json = false
+
+        @Option(name: .long, help: "Seconds the rates are measured over.")
+        var window = 60
+
+        @Option(name: .long, help: "Kafka bootstrap servers, for the bulk lane's backlog (env PUSHFLEET_KAFKA_BOOTSTRAP_SERVERS).")
+        var bootstrapServers: String?
+
+        @OptionGroup var connection: Connection
+        @OptionGroup var common: CommonOptions
+
+        func validate() throws {
+            _ = try CampaignCommand.checked(campaign)
+            guard (1...86_400).contains(window) else { throw ValidationError("--window must be 1...86400 seconds") }
+        }
+
+        func run() async throws {
+            let logger = common.makeLogger("pushfleet.campaign")
+            let db = try await connection.connect(logger)
+            defer { db.close() }
+            var status = try await CampaignQueries.status(campaign, on: db, window: Double(window))
+            status.bulkBacklog = try await BulkBacklog.messages(configuration: connection.configuration(),
+                                                                bootstrapServers: bootstrapServers, logger: logger)
+            if json {
+                say(String(decoding: CampaignRenderer.json(status).encoded(), as: UTF8.self))
+            } else {
+                say(CampaignRenderer.text(status), terminator: "")
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Recent campaigns: deliveries, accepted, cancelled, in flight.")
+
+        @Option(name: .long, help: "Campaigns with deliveries created (or a cancellation) in the last N m/h/d.")
+        var since = "7d"
+
+        @Option(name: .long, help: "At most this many, newest first.")
+        var limit = 50
+
+        @OptionGroup var connection: Connection
+        @OptionGroup var common: CommonOptions
+
+        func run() async throws {
+            guard let window = ReportCommand.seconds(since) else { throw CommandFailure("--since: expected e.g. 30m, 24h or 7d, got \(since)") }
+            guard limit > 0 else { throw CommandFailure("--limit must be at least 1") }
+            let logger = common.makeLogger("pushfleet.campaign")
+            let db = try await connection.connect(logger)
+            defer { db.close() }
+            let rows = try await CampaignQueries.list(since: Date().addingTimeInterval(-window), limit: limit, on: db)
+            say(CampaignRenderer.listTable(rows), terminator: "")
         }
     }
 }
