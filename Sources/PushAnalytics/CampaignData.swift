@@ -1,21 +1,13 @@
 import Foundation
 
 /// One (campaign, platform) row of the `campaign_funnel` view.
+@dynamicMemberLookup
 public struct CampaignFunnelRow: Sendable, Equatable {
     public var campaign: String
     /// `ios`, `android`, `web`, `huawei`, or `none` for a user id with no device to send to.
     public var platform: String
     public var deliveries = 0
-    public var accepted = 0
-    public var delivered = 0
-    public var opened = 0
-    public var invalidToken = 0
-    public var rejected = 0
-    public var expired = 0
-    public var deadLettered = 0
-    public var cancelled = 0
-    /// `pending`, `retrying` or `parked`: not final yet.
-    public var inProgress = 0
+    public var counts = FunnelCounts()
     /// created → accepted, seconds (nil: nothing accepted).
     public var p50Seconds: Double?
     public var p99Seconds: Double?
@@ -27,20 +19,20 @@ public struct CampaignFunnelRow: Sendable, Equatable {
         self.platform = platform
     }
 
-    /// Column names and counts, in table order.
-    public var columns: [(name: String, value: Int)] {
-        [("deliveries", deliveries), ("accepted", accepted), ("delivered", delivered), ("opened", opened),
-         ("invalid_token", invalidToken), ("rejected", rejected), ("expired", expired), ("dead_lettered", deadLettered),
-         ("cancelled", cancelled), ("in_progress", inProgress)]
+    public subscript<T>(dynamicMember keyPath: WritableKeyPath<FunnelCounts, T>) -> T {
+        get { counts[keyPath: keyPath] }
+        set { counts[keyPath: keyPath] = newValue }
     }
+
+    /// Column names and counts, in table order.
+    public var columns: [(name: String, value: Int)] { [("deliveries", deliveries)] + counts.columns }
 
     /// The rows' counts added up (percentiles are not: nil), sends spanning them all.
     public static func total(of rows: [CampaignFunnelRow], campaign: String) -> CampaignFunnelRow {
         var t = CampaignFunnelRow(campaign: campaign, platform: "total")
         for r in rows {
-            t.deliveries += r.deliveries; t.accepted += r.accepted; t.delivered += r.delivered; t.opened += r.opened
-            t.invalidToken += r.invalidToken; t.rejected += r.rejected; t.expired += r.expired
-            t.deadLettered += r.deadLettered; t.cancelled += r.cancelled; t.inProgress += r.inProgress
+            t.deliveries += r.deliveries
+            t.counts.add(r.counts)
             t.firstSend = [t.firstSend, r.firstSend].compactMap { $0 }.min()
             t.lastSend = [t.lastSend, r.lastSend].compactMap { $0 }.max()
         }

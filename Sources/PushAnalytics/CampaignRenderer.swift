@@ -116,18 +116,19 @@ public enum CampaignRenderer {
     /// funnel by platform and a chart of where the deliveries ended.
     public static func html(_ s: CampaignStatus) -> String {
         let esc = ReportRenderer.escape
+        func row(_ cells: [String], tag: String = "td") -> String { ReportRenderer.tableRow(cells, tag: tag) }
         let t = s.total
-        func row(_ cells: [String], tag: String = "td") -> String {
-            "<tr>" + cells.map { c in
-                tag == "td" && Double(c) != nil ? "<td class=\"n\">\(esc(c))</td>" : "<\(tag)>\(esc(c))</\(tag)>"
-            }.joined() + "</tr>\n"
+        // One column per platform (and the total), one row per measure: as
+        // narrow as the platforms are few, whatever the page's width.
+        let platforms = s.funnel + (s.funnel.count > 1 ? [t] : [])
+        var funnel = row([""] + platforms.map(\.platform), tag: "th")
+        for (index, name) in t.columns.map(\.name).enumerated() {
+            funnel += row([name] + platforms.map { String($0.columns[index].value) })
         }
-        var funnel = row(["platform"] + t.columns.map(\.name) + ["p50 s", "p99 s", "first send", "last send"], tag: "th")
-        for r in s.funnel + (s.funnel.count > 1 ? [t] : []) {
-            funnel += row([r.platform] + r.columns.map { String($0.value) }
-                          + [seconds(r.p50Seconds), seconds(r.p99Seconds), r.firstSend.map(Timestamps.format) ?? "-",
-                             r.lastSend.map(Timestamps.format) ?? "-"])
-        }
+        funnel += row(["p50 s"] + platforms.map { seconds($0.p50Seconds) })
+        funnel += row(["p99 s"] + platforms.map { seconds($0.p99Seconds) })
+        funnel += row(["first send"] + platforms.map { $0.firstSend.map(shortTime) ?? "-" })
+        funnel += row(["last send"] + platforms.map { $0.lastSend.map(shortTime) ?? "-" })
         let outcomes: [(status: String, count: Int)] = [
             ("accepted", t.accepted - t.delivered), ("delivered", t.delivered - t.opened), ("opened", t.opened),
             ("invalid_token", t.invalidToken), ("rejected", t.rejected), ("expired", t.expired),
@@ -139,29 +140,14 @@ public enum CampaignRenderer {
         var banner = ""
         if let c = s.cancellation {
             let what = c.resumedAt == nil ? "Cancelled" : "Was cancelled"
-            banner = "<p class=\"cancel\">\(what) by \(esc(c.by)) at \(esc(Timestamps.format(c.at)))"
+            banner = "<p class=\"cancel\">\(what) by \(esc(c.by)) at \(esc(shortTime(c.at)))"
                 + (c.reason.map { ": \(esc($0))" } ?? "") + " (\(c.deliveriesCancelled) deliveries moved to cancelled by the command)"
-                + (c.resumedAt.map { "; resumed by \(esc(c.resumedBy ?? "?")) at \(esc(Timestamps.format($0)))" } ?? "") + ".</p>\n"
+                + (c.resumedAt.map { "; resumed by \(esc(c.resumedBy ?? "?")) at \(esc(shortTime($0)))" } ?? "") + ".</p>\n"
         }
-        return """
-            <!DOCTYPE html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <title>PushFleet campaign \(esc(s.campaign))</title>
-            <style>
-            body { font-family: sans-serif; margin: 2em; color: #212121; }
-            table { border-collapse: collapse; margin: 1em 0 2em; font-size: 13px; }
-            th, td { border: 1px solid #e0e0e0; padding: 4px 10px; text-align: left; }
-            th { background: #f5f5f5; }
-            td.n { text-align: right; font-variant-numeric: tabular-nums; }
-            p.note { color: #616161; max-width: 60em; }
-            p.cancel { background: #fbe9e7; border-left: 4px solid #ff7043; padding: 8px 12px; max-width: 60em; }
-            </style>
-            </head>
-            <body>
+        let style = "p.cancel { background: #fbe9e7; border-left: 4px solid #ff7043; padding: 8px 12px; max-width: 60em; }\n"
+        return ReportRenderer.page(title: "PushFleet campaign \(s.campaign)", style: style, body: """
             <h1>Campaign \(esc(s.campaign))</h1>
-            <p>Generated \(esc(Timestamps.format(s.generatedAt))). \(s.sent) of its \(t.deliveries) deliveries were sent to a provider; \
+            <p>Generated \(esc(shortTime(s.generatedAt))). \(s.sent) of its \(t.deliveries) deliveries were sent to a provider; \
             \(s.inFlight) are still in flight.</p>
             \(banner)\(chart)
             <p class="note">accepted: the provider took the notification; delivered and opened: the app on the device sent a receipt \
@@ -171,10 +157,7 @@ public enum CampaignRenderer {
             p50/p99: created → accepted. platform none: a user id with no device to send to.</p>
             <table class="funnel">
             \(funnel)</table>
-            </body>
-            </html>
-
-            """
+            """)
     }
 
     /// Writes campaign.html and campaign.json into `directory`; returns their paths.
@@ -190,6 +173,13 @@ public enum CampaignRenderer {
     }
 
     static func seconds(_ value: Double?) -> String { value.map { String(format: "%.3f", $0) } ?? "-" }
+
+    /// A time to the second, for people: `2026-11-28 00:36:06Z`.
+    static func shortTime(_ date: Date) -> String {
+        let full = Timestamps.format(date)  // 2026-11-28T00:36:06.373710Z
+        let seconds = full.prefix { $0 != "." && $0 != "Z" }
+        return seconds.replacingOccurrences(of: "T", with: " ") + "Z"
+    }
 
     /// `4 min 12 s`, `2 h 5 min`, `12 s`.
     static func duration(_ seconds: Double) -> String {

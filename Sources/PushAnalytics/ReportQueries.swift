@@ -101,17 +101,8 @@ public enum ReportQueries {
             """, [.timestamp(hourFloor(since)), app.map(PostgresValue.text) ?? .null])
         return try rows.rows.map { r in
             var row = FunnelRow(app: r["app"] ?? "", platform: r["platform"] ?? "")
-            func n(_ c: String) throws -> Int { Int(try r.int(c) ?? 0) }
-            row.enqueued = try n("enqueued")
-            row.accepted = try n("accepted")
-            row.delivered = try n("delivered")
-            row.opened = try n("opened")
-            row.invalidToken = try n("invalid_token")
-            row.rejected = try n("rejected")
-            row.expired = try n("expired")
-            row.deadLettered = try n("dead_lettered")
-            row.inProgress = try n("in_progress")
-            row.cancelled = try n("cancelled")
+            row.enqueued = Int(try r.int("enqueued") ?? 0)
+            row.counts = try FunnelCounts(r)
             return row
         }
     }
@@ -185,5 +176,22 @@ public enum ReportQueries {
         let series = order.compactMap { s in byStatus[s].map { (status: s, counts: $0) } }
         let buckets = (0..<count).map { Date(timeIntervalSince1970: TimeInterval((first + Int64($0)) * Int64(width))) }
         return (StatusSeries(bucketSeconds: width, buckets: buckets, series: series), futureCount)
+    }
+}
+
+extension FunnelCounts {
+    /// The counts of a funnel view's row, by the views' column names (NULL: 0).
+    init(_ r: PostgresRow) throws {
+        func n(_ column: String) throws -> Int { Int(try r.int(column) ?? 0) }
+        self.init()
+        accepted = try n("accepted")
+        delivered = try n("delivered")
+        opened = try n("opened")
+        invalidToken = try n("invalid_token")
+        rejected = try n("rejected")
+        expired = try n("expired")
+        deadLettered = try n("dead_lettered")
+        cancelled = try n("cancelled")
+        inProgress = try n("in_progress")
     }
 }

@@ -5,13 +5,7 @@ extension ReportRenderer {
     /// A self-contained HTML page: inline CSS, the SVG chart inline, the
     /// funnel and failure tables. No scripts, no external fonts or files.
     public static func html(_ data: ReportData, svg: String) -> String {
-        func cells(_ values: [String], tag: String = "td") -> String {
-            // Numbers right-aligned, text left-aligned.
-            "<tr>" + values.map { v in
-                let numeric = tag == "td" && (Double(v) != nil || (v.hasSuffix(" %") && Double(v.dropLast(2)) != nil))
-                return numeric ? "<td class=\"n\">\(escape(v))</td>" : "<\(tag)>\(escape(v))</\(tag)>"
-            }.joined() + "</tr>\n"
-        }
+        func cells(_ values: [String], tag: String = "td") -> String { tableRow(values, tag: tag) }
         var funnel = cells(["app", "platform"] + FunnelRow(app: "", platform: "").columns.map(\.name), tag: "th")
         for r in data.funnel { funnel += cells([r.app, r.platform] + r.columns.map { String($0.value) }) }
         var failures = cells(["app", "platform", "status", "reason", "deliveries", "share"], tag: "th")
@@ -35,22 +29,7 @@ extension ReportRenderer {
         let rejectionChart = barChart(data.rejections.map { (label: "\($0.source): \($0.kind)", value: $0.count) },
                                       title: "Rejected messages and dead letters by kind", color: "#e53935")
         let scope = data.app.map { " — \(escape($0))" } ?? ""
-        return """
-            <!DOCTYPE html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <title>PushFleet report\(scope)</title>
-            <style>
-            body { font-family: sans-serif; margin: 2em; color: #212121; }
-            table { border-collapse: collapse; margin: 1em 0 2em; font-size: 13px; }
-            th, td { border: 1px solid #e0e0e0; padding: 4px 10px; text-align: left; }
-            th { background: #f5f5f5; }
-            td.n { text-align: right; font-variant-numeric: tabular-nums; }
-            p.note { color: #616161; max-width: 60em; }
-            </style>
-            </head>
-            <body>
+        return page(title: "PushFleet report" + (data.app.map { " — \($0)" } ?? ""), body: """
             <h1>PushFleet delivery report\(scope)</h1>
             <p>Deliveries created since \(escape(Timestamps.format(data.since))); generated \(escape(Timestamps.format(data.generatedAt))).</p>
             <h2>Deliveries over time by status</h2>
@@ -74,10 +53,41 @@ extension ReportRenderer {
             \(rejectionChart)
             <table class="rejections">
             \(rejections)</table>
-            </body>
-            </html>
+            """)
+    }
 
-            """
+    /// One table row: numbers (and percentages) right-aligned, text left-aligned.
+    static func tableRow(_ values: [String], tag: String = "td") -> String {
+        "<tr>" + values.map { v in
+            let numeric = tag == "td" && (Double(v) != nil || (v.hasSuffix(" %") && Double(v.dropLast(2)) != nil))
+            return numeric ? "<td class=\"n\">\(escape(v))</td>" : "<\(tag)>\(escape(v))</\(tag)>"
+        }.joined() + "</tr>\n"
+    }
+
+    /// A self-contained page around `body` (HTML): the reports' one style
+    /// sheet plus `style`, no scripts, no external fonts or files. `title` is text.
+    static func page(title: String, style: String = "", body: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <title>\(escape(title))</title>
+        <style>
+        body { font-family: sans-serif; margin: 2em; color: #212121; }
+        table { border-collapse: collapse; margin: 1em 0 2em; font-size: 13px; }
+        th, td { border: 1px solid #e0e0e0; padding: 4px 10px; text-align: left; }
+        th { background: #f5f5f5; }
+        td.n { text-align: right; font-variant-numeric: tabular-nums; }
+        p.note { color: #616161; max-width: 60em; }
+        \(style)</style>
+        </head>
+        <body>
+        \(body)
+        </body>
+        </html>
+
+        """
     }
 
     /// The report's numbers as JSON.

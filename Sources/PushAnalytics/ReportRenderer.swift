@@ -26,10 +26,8 @@ public enum ReportRenderer {
         if rows.count > 1 {
             var total = FunnelRow(app: "total", platform: "")
             for r in rows {
-                total.enqueued += r.enqueued; total.accepted += r.accepted; total.delivered += r.delivered
-                total.opened += r.opened; total.invalidToken += r.invalidToken; total.rejected += r.rejected
-                total.expired += r.expired; total.deadLettered += r.deadLettered; total.inProgress += r.inProgress
-                total.cancelled += r.cancelled
+                total.enqueued += r.enqueued
+                total.counts.add(r.counts)
             }
             lines.append([total.app, total.platform] + total.columns.map { String($0.value) })
         }

@@ -98,7 +98,32 @@ final class CampaignAnalyticsTests: XCTestCase {
         XCTAssertTrue(html.contains("<h1>Campaign spring</h1>"))
         XCTAssertTrue(html.contains("Cancelled by ops"))
         XCTAssertTrue(html.contains("fill=\"#ff7043\""), "the cancelled bar in its colour")
-        XCTAssertEqual(html.components(separatedBy: "<tr>").count - 1, 4, "header, android, ios, total")
+        XCTAssertEqual(html.components(separatedBy: "<tr>").count - 1, 15, "platforms; ten counts, p50, p99, first and last send")
+        XCTAssertTrue(html.contains("<tr><th></th><th>android</th><th>ios</th><th>total</th></tr>"), html)
+        XCTAssertTrue(html.contains("<tr><td>cancelled</td><td class=\"n\">0</td><td class=\"n\">10</td><td class=\"n\">10</td></tr>"), html)
+    }
+
+    /// `report --campaign`'s page as people see it: headless Chromium renders
+    /// campaign.html (`scripts/report-screenshot.sh`); the DOM it built holds
+    /// the title, the cancellation and the funnel, and the screenshot (kept as
+    /// .build/campaign-report-screenshot.png) carries the chart's colours.
+    func testTheCampaignReportRendersInARealBrowser() async throws {
+        let db = try await MigratedDatabase.make()
+        let now = Date()
+        try await Self.seed(db, now: now)
+        let status = try await CampaignQueries.status("spring", on: db.connection, window: 60, now: now)
+        let dir = NSTemporaryDirectory() + "pushfleet-campaign-browser-\(UUID().uuidString)"
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: dir) }
+        _ = try CampaignRenderer.write(status, to: dir)
+        let shot = try BrowserShot.take(dir + "/campaign.html", name: "campaign-report-screenshot.png", width: 1280, height: 1100)
+        for text in ["<h1>Campaign spring</h1>", "<h2>Funnel by platform</h2>", "Cancelled by ops", "wrong text"] {
+            XCTAssertTrue(shot.dom.contains(text), "the browser's DOM lacks \(text)")
+        }
+        XCTAssertTrue(shot.colourReport.hasPrefix("size 1280x1100"), shot.colourReport)
+        // accepted, delivered, opened, invalid_token, cancelled and in-progress bars reached the screen.
+        for colour in ["#64b5f6", "#1e88e5", "#2e7d32", "#8e24aa", "#ff7043", "#90a4ae"] {
+            XCTAssertGreaterThan(shot.pixels(colour), 200, "colour \(colour) is (almost) absent from the screenshot:\n\(shot.colourReport)")
+        }
     }
 
     func testTheFleetFunnelCountsCancelledApart() async throws {
