@@ -87,7 +87,7 @@ struct CampaignCommand: AsyncParsableCommand {
             let stop = result.record.stop
             if result.isNew {
                 say("campaign \(campaign) cancelled by \(stop.by) at \(Timestamps.format(stop.at)); every worker stops its sends "
-                    + "within about \(CampaignStops.refreshInterval.components.seconds) s")
+                    + "within a few seconds (each reads the cancellations every \(CampaignStops.refreshInterval.components.seconds) s)")
             } else {
                 say("campaign \(campaign) was already cancelled by \(stop.by) at \(Timestamps.format(stop.at))")
             }
