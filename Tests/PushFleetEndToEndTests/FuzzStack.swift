@@ -106,8 +106,10 @@ final class FuzzStack {
 
     /// Starts the stack. `tightFirst`: worker 0 runs with tight memory bounds
     /// (the fuzz tier's). `simulatorSettings` are added to the simulator's
-    /// configuration file (e.g. `requestLog`).
-    func start(workerCount: Int, tightFirst: Bool = true, simulatorSettings: [String: Any] = [:]) async throws {
+    /// configuration file (e.g. `requestLog`), `workerSettings` to the plain
+    /// workers' `worker` section.
+    func start(workerCount: Int, tightFirst: Bool = true, simulatorSettings: [String: Any] = [:],
+               workerSettings: [String: Any] = [:]) async throws {
         let topics = topicPartitions.flatMap { ["--topic", "\($0.0):\($0.1)"] }
         kafka = try FuzzProcess(name: "mock-kafka", binary, ["mock-kafka", "--brokers", "3", "--bootstrap-file", directory + "/bootstrap",
                                                               "--log-level", "warning"] + topics, logPath: directory + "/mock-kafka.log")
@@ -157,7 +159,7 @@ final class FuzzStack {
         let migrate = try await TestEnvironment.run(binary, ["migrate", "--database-url", database.url], timeout: .seconds(120))
         guard migrate.status == 0 else { throw TestFailure("migrate failed: \(migrate.output)") }
 
-        let config: [String: Any] = [
+        var config: [String: Any] = [
             "kafka": ["bootstrap_servers": bootstrap, "group_id": "pushfleet-fuzz", "topic_prefix": "push",
                       "properties": ["session.timeout.ms": "6000", "heartbeat.interval.ms": "500"]],
             "database": ["url": database.url, "pool_size": 4],
@@ -174,6 +176,7 @@ final class FuzzStack {
                         "token_url": base + "/oauth2/v3/token"],
             ]],
         ]
+        if !workerSettings.isEmpty { config["worker"] = workerSettings }
         try files.write("worker.json", files.json(config))
         // Worker 0 runs with tight memory bounds, so hostile batches go through it in
         // parts of 32 deliveries, and a few wide messages fill its byte bound: the
