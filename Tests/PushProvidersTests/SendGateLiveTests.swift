@@ -45,6 +45,43 @@ struct SendGateLiveTests {
         }
     }
 
+    /// The wait that matters most under load: requests queued in the HTTP
+    /// client for a stream slot (one connection, one stream here; the first
+    /// answer takes 1 s) are withdrawn when their gate closes, never sent.
+    @Test("requests waiting for an HTTP/2 stream slot are not sent once their gate closes")
+    func gateClosedDuringTheStreamSlotWait() async throws {
+        try await withLiveStack(configure: {
+            $0.scenarios = [SimulatorScenario(provider: "apns", fault: .delay(milliseconds: 1000), count: 1)]
+        }) { stack in
+            let http = try stack.makeHTTPClient(maxConnectionsPerHost: 1) { $0.maxConcurrentStreams = 1 }
+            defer { http.shutdown() }
+            let apns = try stack.makeAPNsClient(http: http)
+            let gate = SendGate()
+            let results = try await withThrowingTaskGroup(of: Result<Int, ProviderError>.self) { group in
+                for n in 0..<4 {
+                    group.addTask {
+                        do {
+                            let response = try await apns.send(
+                                LiveStack.apnsRequest(token: LiveStack.deviceToken(n), apnsID: UUID().uuidString.lowercased()), gate: gate)
+                            return .success(response.status)
+                        } catch let error as ProviderError {
+                            return .failure(error)
+                        }
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                gate.close(because: "campaign spring cancelled")
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let sent = results.filter { if case .success(200) = $0 { true } else { false } }
+            let stopped = results.compactMap { if case .failure(let e) = $0, e.kind == .gateClosed { e } else { nil } }
+            #expect(sent.count == 1, "only the request on the wire when the gate closed went: \(results)")
+            #expect(stopped.count == 3)
+            #expect(stack.simulator.stats().apnsAccepted == 1, "the simulator saw one request")
+            #expect(apns.stats().requestsSent == 1)
+        }
+    }
+
     @Test("an open gate, or none, lets every request go")
     func openGate() async throws {
         try await withLiveStack { stack in
