@@ -18,26 +18,8 @@ struct SendGateLiveTests {
             // One request at once, then one every 500 ms: the rest wait in the limiter.
             let apns = try stack.makeAPNsClient(
                 http: http, policy: ProviderClientPolicy(rateLimit: .init(ratePerSecond: 2, burst: 1)))
-            let gate = SendGate()
-            let results = try await withThrowingTaskGroup(of: Result<Int, ProviderError>.self) { group in
-                for n in 0..<4 {
-                    group.addTask {
-                        do {
-                            let response = try await apns.send(
-                                LiveStack.apnsRequest(token: LiveStack.deviceToken(n), apnsID: UUID().uuidString.lowercased()), gate: gate)
-                            return .success(response.status)
-                        } catch let error as ProviderError {
-                            return .failure(error)
-                        }
-                    }
-                }
-                try await Task.sleep(for: .milliseconds(200))
-                gate.close(because: "campaign spring cancelled")
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            let sent = results.filter { if case .success(200) = $0 { true } else { false } }
-            let stopped = results.compactMap { if case .failure(let e) = $0, e.kind == .gateClosed { e } else { nil } }
-            #expect(sent.count == 1, "only the request admitted before the gate closed went")
+            let (sent, stopped) = try await Self.sendFour(apns, closingTheGateAfter: .milliseconds(200))
+            #expect(sent == 1, "only the request admitted before the gate closed went")
             #expect(stopped.count == 3)
             #expect(stopped.allSatisfy { $0.message == "campaign spring cancelled" && !$0.isRetriable })
             #expect(stack.simulator.stats().apnsAccepted == 1, "the simulator saw one request")
@@ -56,30 +38,37 @@ struct SendGateLiveTests {
             let http = try stack.makeHTTPClient(maxConnectionsPerHost: 1) { $0.maxConcurrentStreams = 1 }
             defer { http.shutdown() }
             let apns = try stack.makeAPNsClient(http: http)
-            let gate = SendGate()
-            let results = try await withThrowingTaskGroup(of: Result<Int, ProviderError>.self) { group in
-                for n in 0..<4 {
-                    group.addTask {
-                        do {
-                            let response = try await apns.send(
-                                LiveStack.apnsRequest(token: LiveStack.deviceToken(n), apnsID: UUID().uuidString.lowercased()), gate: gate)
-                            return .success(response.status)
-                        } catch let error as ProviderError {
-                            return .failure(error)
-                        }
-                    }
-                }
-                try await Task.sleep(for: .milliseconds(300))
-                gate.close(because: "campaign spring cancelled")
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            let sent = results.filter { if case .success(200) = $0 { true } else { false } }
-            let stopped = results.compactMap { if case .failure(let e) = $0, e.kind == .gateClosed { e } else { nil } }
-            #expect(sent.count == 1, "only the request on the wire when the gate closed went: \(results)")
+            let (sent, stopped) = try await Self.sendFour(apns, closingTheGateAfter: .milliseconds(300))
+            #expect(sent == 1, "only the request on the wire when the gate closed went")
             #expect(stopped.count == 3)
             #expect(stack.simulator.stats().apnsAccepted == 1, "the simulator saw one request")
             #expect(apns.stats().requestsSent == 1)
         }
+    }
+
+    /// Sends four requests through one gate and closes it after `delay`:
+    /// how many were answered 200, and the errors of those the gate stopped.
+    static func sendFour(_ apns: APNsClient, closingTheGateAfter delay: Duration) async throws -> (sent: Int, stopped: [ProviderError]) {
+        let gate = SendGate()
+        let results = try await withThrowingTaskGroup(of: Result<Int, ProviderError>.self) { group in
+            for n in 0..<4 {
+                group.addTask {
+                    do {
+                        let response = try await apns.send(
+                            LiveStack.apnsRequest(token: LiveStack.deviceToken(n), apnsID: UUID().uuidString.lowercased()), gate: gate)
+                        return .success(response.status)
+                    } catch let error as ProviderError {
+                        return .failure(error)
+                    }
+                }
+            }
+            try await Task.sleep(for: delay)
+            gate.close(because: "campaign spring cancelled")
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let sent = results.filter { if case .success(200) = $0 { true } else { false } }.count
+        let stopped = results.compactMap { if case .failure(let e) = $0, e.kind == .gateClosed { e } else { nil } }
+        return (sent, stopped)
     }
 
     @Test("an open gate, or none, lets every request go")
