@@ -140,11 +140,10 @@ public struct ReplayRow: Sendable, Equatable {
     }
 }
 
-/// One app × platform line of the delivery funnel.
-public struct FunnelRow: Sendable, Equatable {
-    public var app: String
-    public var platform: String
-    public var enqueued = 0
+/// What became of a funnel line's deliveries: the counts every funnel view
+/// has (`delivery_funnel_hourly`, `campaign_funnel`), under the same names.
+/// `accepted` counts delivered and opened too (cumulative, as the views do).
+public struct FunnelCounts: Sendable, Equatable {
     public var accepted = 0
     public var delivered = 0
     public var opened = 0
@@ -152,19 +151,48 @@ public struct FunnelRow: Sendable, Equatable {
     public var rejected = 0
     public var expired = 0
     public var deadLettered = 0
+    /// Not sent: the campaign was cancelled.
+    public var cancelled = 0
+    /// `pending`, `retrying` or `parked`: not final yet.
     public var inProgress = 0
+
+    public init() {}
+
+    /// Column names (the views') and counts, in table order.
+    public var columns: [(name: String, value: Int)] {
+        [("accepted", accepted), ("delivered", delivered), ("opened", opened), ("invalid_token", invalidToken),
+         ("rejected", rejected), ("expired", expired), ("dead_lettered", deadLettered), ("cancelled", cancelled),
+         ("in_progress", inProgress)]
+    }
+
+    /// Adds `other`'s counts to these.
+    public mutating func add(_ other: FunnelCounts) {
+        accepted += other.accepted; delivered += other.delivered; opened += other.opened
+        invalidToken += other.invalidToken; rejected += other.rejected; expired += other.expired
+        deadLettered += other.deadLettered; cancelled += other.cancelled; inProgress += other.inProgress
+    }
+}
+
+/// One app × platform line of the delivery funnel.
+@dynamicMemberLookup
+public struct FunnelRow: Sendable, Equatable {
+    public var app: String
+    public var platform: String
+    public var enqueued = 0
+    public var counts = FunnelCounts()
 
     public init(app: String, platform: String) {
         self.app = app
         self.platform = platform
     }
 
-    /// Column names and values, in table order.
-    public var columns: [(name: String, value: Int)] {
-        [("enqueued", enqueued), ("accepted", accepted), ("delivered", delivered), ("opened", opened),
-         ("invalid_token", invalidToken), ("rejected", rejected), ("expired", expired),
-         ("dead_lettered", deadLettered), ("in_progress", inProgress)]
+    public subscript<T>(dynamicMember keyPath: WritableKeyPath<FunnelCounts, T>) -> T {
+        get { counts[keyPath: keyPath] }
+        set { counts[keyPath: keyPath] = newValue }
     }
+
+    /// Column names and values, in table order.
+    public var columns: [(name: String, value: Int)] { [("enqueued", enqueued)] + counts.columns }
 }
 
 /// Failed deliveries with one final status and provider reason.

@@ -4,7 +4,7 @@ import PushPostgres
 
 /// The queries behind `pushfleet report` and the demo's funnel table.
 public enum ReportQueries {
-    static let failureStatuses = ["invalid_token", "rejected", "expired", "dead_lettered"]
+    static let failureStatuses = ["invalid_token", "rejected", "expired", "dead_lettered", "cancelled"]
 
     /// Start of the hour containing `date` (the hourly views' resolution).
     public static func hourFloor(_ date: Date) -> Date {
@@ -139,7 +139,8 @@ public enum ReportQueries {
             """
             SELECT app, platform, sum(enqueued) AS enqueued, sum(accepted) AS accepted, sum(delivered) AS delivered,
                    sum(opened) AS opened, sum(invalid_token) AS invalid_token, sum(rejected) AS rejected,
-                   sum(expired) AS expired, sum(dead_lettered) AS dead_lettered, sum(in_progress) AS in_progress
+                   sum(expired) AS expired, sum(dead_lettered) AS dead_lettered, sum(in_progress) AS in_progress,
+                   sum(cancelled) AS cancelled
             FROM delivery_funnel_hourly
             WHERE hour >= $1 AND ($2::text IS NULL OR app = $2::text)
             GROUP BY app, platform
@@ -147,16 +148,8 @@ public enum ReportQueries {
             """, [.timestamp(hourFloor(since)), app.map(PostgresValue.text) ?? .null])
         return try rows.rows.map { r in
             var row = FunnelRow(app: r["app"] ?? "", platform: r["platform"] ?? "")
-            func n(_ c: String) throws -> Int { Int(try r.int(c) ?? 0) }
-            row.enqueued = try n("enqueued")
-            row.accepted = try n("accepted")
-            row.delivered = try n("delivered")
-            row.opened = try n("opened")
-            row.invalidToken = try n("invalid_token")
-            row.rejected = try n("rejected")
-            row.expired = try n("expired")
-            row.deadLettered = try n("dead_lettered")
-            row.inProgress = try n("in_progress")
+            row.enqueued = Int(try r.int("enqueued") ?? 0)
+            row.counts = try FunnelCounts(r)
             return row
         }
     }
@@ -230,5 +223,22 @@ public enum ReportQueries {
         let series = order.compactMap { s in byStatus[s].map { (status: s, counts: $0) } }
         let buckets = (0..<count).map { Date(timeIntervalSince1970: TimeInterval((first + Int64($0)) * Int64(width))) }
         return (StatusSeries(bucketSeconds: width, buckets: buckets, series: series), futureCount)
+    }
+}
+
+extension FunnelCounts {
+    /// The counts of a funnel view's row, by the views' column names (NULL: 0).
+    init(_ r: PostgresRow) throws {
+        func n(_ column: String) throws -> Int { Int(try r.int(column) ?? 0) }
+        self.init()
+        accepted = try n("accepted")
+        delivered = try n("delivered")
+        opened = try n("opened")
+        invalidToken = try n("invalid_token")
+        rejected = try n("rejected")
+        expired = try n("expired")
+        deadLettered = try n("dead_lettered")
+        cancelled = try n("cancelled")
+        inProgress = try n("in_progress")
     }
 }

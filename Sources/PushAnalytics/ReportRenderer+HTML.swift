@@ -28,22 +28,7 @@ extension ReportRenderer {
             (label: "\(r.source): \(r.kind)\(r.replayed > 0 ? " (\(r.replayed) replayed)" : "")", value: r.count)
         }, title: "Rejected messages and dead letters by kind", color: "#e53935")
         let scope = data.app.map { " — \(escape($0))" } ?? ""
-        return """
-            <!DOCTYPE html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <title>PushFleet report\(scope)</title>
-            <style>
-            body { font-family: sans-serif; margin: 2em; color: #212121; }
-            table { border-collapse: collapse; margin: 1em 0 2em; font-size: 13px; }
-            th, td { border: 1px solid #e0e0e0; padding: 4px 10px; text-align: left; }
-            th { background: #f5f5f5; }
-            td.n { text-align: right; font-variant-numeric: tabular-nums; }
-            p.note { color: #616161; max-width: 60em; }
-            </style>
-            </head>
-            <body>
+        return page(title: "PushFleet report" + (data.app.map { " — \($0)" } ?? ""), body: """
             <h1>PushFleet delivery report\(scope)</h1>
             <p>Deliveries created since \(escape(Timestamps.format(data.since))); generated \(escape(Timestamps.format(data.generatedAt))).</p>
             <h2>Deliveries over time by status</h2>
@@ -68,10 +53,41 @@ extension ReportRenderer {
             <h2>Replayed dead letters</h2>
             \(replays)
             <p class="note">\(escape(replaysCaption))</p>
-            </body>
-            </html>
+            """)
+    }
 
-            """
+    /// One table row: numbers (and percentages) right-aligned, text left-aligned.
+    static func tableRow(_ values: [String], tag: String = "td") -> String {
+        "<tr>" + values.map { v in
+            let numeric = tag == "td" && (Double(v) != nil || (v.hasSuffix(" %") && Double(v.dropLast(2)) != nil))
+            return numeric ? "<td class=\"n\">\(escape(v))</td>" : "<\(tag)>\(escape(v))</\(tag)>"
+        }.joined() + "</tr>\n"
+    }
+
+    /// A self-contained page around `body` (HTML): the reports' one style
+    /// sheet plus `style`, no scripts, no external fonts or files. `title` is text.
+    static func page(title: String, style: String = "", body: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <title>\(escape(title))</title>
+        <style>
+        body { font-family: sans-serif; margin: 2em; color: #212121; }
+        table { border-collapse: collapse; margin: 1em 0 2em; font-size: 13px; }
+        th, td { border: 1px solid #e0e0e0; padding: 4px 10px; text-align: left; }
+        th { background: #f5f5f5; }
+        td.n { text-align: right; font-variant-numeric: tabular-nums; }
+        p.note { color: #616161; max-width: 60em; }
+        \(style)</style>
+        </head>
+        <body>
+        \(body)
+        </body>
+        </html>
+
+        """
     }
 
     /// The report's numbers as JSON.

@@ -64,8 +64,10 @@ extension ReportRenderer {
     }
 
     /// A horizontal bar chart of labelled counts (retries, rejections): one
-    /// `<rect class="bar">` per entry, its label and value beside it.
-    public static func barChart(_ bars: [(label: String, value: Int)], title: String, color: String = "#1e88e5") -> String {
+    /// `<rect class="bar">` per entry, its label and value beside it; bar i
+    /// in `colors[i]` when given, else in `color`.
+    public static func barChart(_ bars: [(label: String, value: Int)], title: String, color: String = "#1e88e5",
+                                colors: [String] = []) -> String {
         let width = 960.0, rowH = 22.0, left = 260.0, right = 80.0, top = 40.0
         let height = top + rowH * Double(max(1, bars.count)) + 16
         let maxValue = max(1, bars.map(\.value).max() ?? 1)
@@ -79,7 +81,8 @@ extension ReportRenderer {
             let y = top + rowH * Double(i)
             let w = (width - left - right) * Double(bar.value) / Double(maxValue)
             out += ##"<text x="\##(f(left - 8))" y="\##(f(y + 15))" text-anchor="end">\##(escape(String(bar.label.prefix(40))))</text>"##
-            out += ##"<rect class="bar" x="\##(f(left))" y="\##(f(y + 3))" width="\##(f(max(1, w)))" height="\##(f(rowH - 6))" fill="\##(color)"/>"##
+            let fill = i < colors.count ? colors[i] : color
+            out += ##"<rect class="bar" x="\##(f(left))" y="\##(f(y + 3))" width="\##(f(max(1, w)))" height="\##(f(rowH - 6))" fill="\##(fill)"/>"##
             out += ##"<text x="\##(f(left + max(1, w) + 6))" y="\##(f(y + 15))">\##(bar.value)</text>"## + "\n"
         }
         out += "</svg>\n"

@@ -52,9 +52,8 @@ public enum ReportRenderer {
         guard rows.count > 1 else { return nil }
         var total = FunnelRow(app: "total", platform: "")
         for r in rows {
-            total.enqueued += r.enqueued; total.accepted += r.accepted; total.delivered += r.delivered
-            total.opened += r.opened; total.invalidToken += r.invalidToken; total.rejected += r.rejected
-            total.expired += r.expired; total.deadLettered += r.deadLettered; total.inProgress += r.inProgress
+            total.enqueued += r.enqueued
+            total.counts.add(r.counts)
         }
         return total
     }
@@ -191,6 +190,7 @@ public enum ReportRenderer {
         case "rejected": "#e53935"
         case "expired": "#6d4c41"
         case "dead_lettered": "#212121"
+        case "cancelled": "#ff7043"
         default: "#90a4ae"
         }
     }

@@ -64,7 +64,25 @@ extension FCMTranslator {
         if case .token = target {} else { webpush = webpushConfig(for: n, now: now) }
         webpush = JSONValue.merge(webpush, n.fcm.webpush)
         if !webpush.isEmpty { body("webpush", .value(.object(webpush))) }
-        if !n.fcm.fcmOptions.isEmpty { body("fcm_options", .value(.object(n.fcm.fcmOptions))) }
+        let options = fcmOptions(for: n)
+        if !options.isEmpty { body("fcm_options", .value(.object(options))) }
+    }
+
+    /// `message.fcm_options`: `fcm.fcm_options` as given, with the campaign as
+    /// its `analytics_label` when it sets none and the campaign is a valid
+    /// label (`Campaign.analyticsLabel`), so FCM's delivery data is grouped
+    /// by campaign without the producer saying it twice. A label given as
+    /// `null` is absent (as everywhere in the envelope), so it is replaced.
+    static func fcmOptions(for n: PushNotification) -> [(key: String, value: JSONValue)] {
+        guard let label = Campaign.analyticsLabel(for: n.campaign) else { return n.fcm.fcmOptions }
+        var options = n.fcm.fcmOptions
+        for member in options where member.key == "analytics_label" {
+            if case .null = member.value { continue }
+            return options
+        }
+        options.removeAll { $0.key == "analytics_label" }
+        options.append(("analytics_label", .string(label)))
+        return options
     }
 
     /// The cross-platform `notification` block's fields present, in order

@@ -89,6 +89,17 @@ public enum FCMTranslator {
         }
     }
 
+    /// FCM's `analytics_label` (in `fcm_options`, `android.fcm_options`,
+    /// `apns.fcm_options`): `^[a-zA-Z0-9-_.~%]{1,50}$`, the topic-name
+    /// characters and at most `maxAnalyticsLabelBytes`. FCM refuses a message
+    /// whose label does not match.
+    public static func isValidAnalyticsLabel(_ label: String) -> Bool {
+        label.utf8.count <= maxAnalyticsLabelBytes && isValidTopicName(label)
+    }
+
+    /// The longest `analytics_label` FCM takes.
+    public static let maxAnalyticsLabelBytes = 50
+
     /// How many `'name' in topics` terms a condition has: the occurrences of
     /// the bytes `in topics` (they cannot overlap), as the schema's pattern
     /// counts them; no Unicode-aware search that a combining mark could fool.

@@ -109,6 +109,14 @@ struct FieldReader {
         return s
     }
 
+    /// `campaign`: a string `Campaign.problem` finds nothing wrong with
+    /// (`invalid_campaign` otherwise; `wrong_type` when not a string).
+    mutating func campaign() -> String? {
+        guard let s = string("campaign") else { return nil }
+        if let problem = Campaign.problem(s) { fail("campaign", problem, .invalidCampaign); return nil }
+        return s
+    }
+
     static let controlCharacterReason = "contains a control character (U+0000-U+001F or U+007F); it is sent as an HTTP/2 header value"
 
     /// No byte below 0x20 and no 0x7F (UTF-8 never uses those bytes inside a multi-byte character).

@@ -48,6 +48,8 @@ public struct IntakeReason: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let unknownField = IntakeReason(rawValue: "unknown_field")
     /// A provider payload limit (APNs 4096/5120, FCM 4096/2048 bytes) exceeded after translation.
     public static let payloadTooLarge = IntakeReason(rawValue: "payload_too_large")
+    /// `campaign` is empty, longer than `Campaign.maxBytes` UTF-8 bytes, or holds a control character.
+    public static let invalidCampaign = IntakeReason(rawValue: "invalid_campaign")
     /// Any other rule a field or a combination of fields breaks.
     public static let invalidValue = IntakeReason(rawValue: "invalid_value")
 
@@ -55,7 +57,7 @@ public struct IntakeReason: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let allKnown: [IntakeReason] = [
         .notJSON, .notObject, .tooLarge, .tooDeep, .duplicateKey, .byteOrderMark, .invalidUTF8, .nulCharacter,
         .numberOutOfRange, .createdAtOutOfWindow, .timestampOutOfWindow, .expiresAtOutOfWindow, .invalidTimestamp, .unsupportedSchemaVersion,
-        .missingField, .wrongType, .unknownField, .payloadTooLarge, .invalidValue,
+        .missingField, .wrongType, .unknownField, .payloadTooLarge, .invalidCampaign, .invalidValue,
     ]
 }
 

@@ -49,6 +49,10 @@ public enum DeliveryStatus: String, Sendable, CaseIterable {
     case rejected
     case expired
     case deadLettered = "dead_lettered"
+    /// Not sent because its campaign was cancelled (`pushfleet campaign
+    /// cancel`): final, a failure status, never sent again (a resume does not
+    /// bring it back).
+    case cancelled
 
     /// Final statuses are never sent again.
     public var isFinal: Bool {

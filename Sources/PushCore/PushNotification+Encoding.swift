@@ -13,6 +13,7 @@ extension PushNotification {
         if let expiresAt { members.append(("expires_at", .string(Timestamps.format(expiresAt)))) }
         if doNotStore && expiresAt == nil { members.append(("ttl_seconds", .int(0))) }
         members.append(("priority", .string(priority.rawValue)))
+        if let campaign { members.append(("campaign", .string(campaign))) }
         if let collapseKey { members.append(("collapse_key", .string(collapseKey))) }
         var targets: [JSONValue] = recipients.map { $0.intakeJSON() }
         targets += userRecipients.map { .object([("user_id", .string($0))]) }

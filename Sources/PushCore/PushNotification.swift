@@ -58,6 +58,11 @@ public struct PushNotification: Sendable, Equatable {
     public var apns: APNsOverrides = APNsOverrides() { didSet { apnsPayload = nil } }
     /// Per-platform raw overrides for FCM (`android`, `webpush`, `apns`, `fcm_options` blocks).
     public var fcm: FCMOverrides = FCMOverrides() { didSet { apnsPayload = nil } }
+    /// The campaign this notification belongs to (`Campaign`'s rules): kept
+    /// on every delivery row it makes, stopped by `pushfleet campaign cancel`,
+    /// and FCM's `fcm_options.analytics_label` when that is not set and the
+    /// campaign is a valid label. Not sent to APNs, Web Push or Push Kit.
+    public var campaign: String? = nil { didSet { apnsPayload = nil } }
 
     /// The APNs payload (`APNsTranslator.payload(for:)`) that decode renders
     /// to check Apple's size limit, kept so that translation sends these bytes
@@ -87,7 +92,7 @@ public struct PushNotification: Sendable, Equatable {
             sound: sound, contentAvailable: contentAvailable, data: data, userRecipients: [], fcmTargets: [],
             category: nil, threadID: nil, mutableContent: false, interruptionLevel: nil, relevanceScore: nil,
             targetContentID: nil, imageURL: nil, doNotStore: false, apns: APNsOverrides(), fcm: FCMOverrides(),
-            keepsAPNsPayload: false)
+            campaign: nil, keepsAPNsPayload: false)
     }
 
     /// Every field at once: what decode builds, so the result is made in place
@@ -100,7 +105,7 @@ public struct PushNotification: Sendable, Equatable {
         contentAvailable: Bool, data: [(key: String, value: JSONValue)], userRecipients: [String],
         fcmTargets: [FCMTarget], category: String?, threadID: String?, mutableContent: Bool,
         interruptionLevel: InterruptionLevel?, relevanceScore: Double?, targetContentID: String?, imageURL: String?,
-        doNotStore: Bool, apns: APNsOverrides, fcm: FCMOverrides, keepsAPNsPayload: Bool
+        doNotStore: Bool, apns: APNsOverrides, fcm: FCMOverrides, campaign: String?, keepsAPNsPayload: Bool
     ) {
         self.schemaVersion = schemaVersion
         self.id = id
@@ -127,6 +132,7 @@ public struct PushNotification: Sendable, Equatable {
         self.doNotStore = doNotStore
         self.apns = apns
         self.fcm = fcm
+        self.campaign = campaign
         if keepsAPNsPayload, recipients.contains(where: { $0.platform == .ios }) {
             // Rendered into a local first: `apnsPayload = payload(for: self)` reads
             // `self` while it writes a field of it, so `self` was copied whole for the call.
@@ -147,7 +153,7 @@ public struct PushNotification: Sendable, Equatable {
             && lhs.mutableContent == rhs.mutableContent && lhs.interruptionLevel == rhs.interruptionLevel
             && lhs.relevanceScore == rhs.relevanceScore && lhs.targetContentID == rhs.targetContentID
             && lhs.imageURL == rhs.imageURL && lhs.doNotStore == rhs.doNotStore
-            && lhs.apns == rhs.apns && lhs.fcm == rhs.fcm
+            && lhs.apns == rhs.apns && lhs.fcm == rhs.fcm && lhs.campaign == rhs.campaign
     }
 
     /// Delivery urgency, mapped to `apns-priority` 10/5/1 and FCM `android.priority` HIGH/NORMAL.

@@ -151,8 +151,8 @@ extension FieldReader {
     /// FCM `analytics_label`: `^[a-zA-Z0-9-_.~%]{1,50}$`.
     mutating func analyticsLabel() {
         guard let label = string("analytics_label") else { return }
-        if label.utf8.count > 50 || !FCMTranslator.isValidTopicName(label) {
-            fail("analytics_label", "must match [a-zA-Z0-9-_.~%]{1,50}")
+        if !FCMTranslator.isValidAnalyticsLabel(label) {
+            fail("analytics_label", "must match [a-zA-Z0-9-_.~%]{1,\(FCMTranslator.maxAnalyticsLabelBytes)}")
         }
     }
 }

@@ -158,7 +158,7 @@ extension PushNotification {
         "schema_version", "id", "app", "created_at", "expires_at", "ttl_seconds", "priority",
         "collapse_key", "recipients", "alert", "badge", "sound", "category", "thread_id", "content_available",
         "mutable_content", "interruption_level", "relevance_score", "target_content_id", "image_url", "data",
-        "apns", "fcm",
+        "apns", "fcm", "campaign",
     ]
 
     /// `decode(_:policy:)` against the clock now (`IntakePolicy()`).
@@ -231,6 +231,7 @@ extension PushNotification {
         }
         let priority = reader.oneOf("priority", Priority.self) ?? .high
         let collapseKey = reader.headerText("collapse_key", maxBytes: IntakeLimits.maxCollapseKeyBytes)
+        let campaign = reader.campaign()
         let targets = reader.recipients()
         let alert = reader.alert()
         let badge = reader.int("badge", in: IntakeLimits.badgeRange)
@@ -264,7 +265,7 @@ extension PushNotification {
             userRecipients: targets.userIDs, fcmTargets: targets.fcm, category: category, threadID: threadID,
             mutableContent: mutableContent, interruptionLevel: interruptionLevel, relevanceScore: relevanceScore,
             targetContentID: targetContentID, imageURL: imageURL, doNotStore: doNotStore, apns: apns, fcm: fcm,
-            keepsAPNsPayload: true)
+            campaign: campaign, keepsAPNsPayload: true)
         let issues = n.consistencyIssues() + n.payloadLimitIssues()
         guard issues.isEmpty else {
             return .failure(IntakeError(kind: .invalid, issues: issues, notificationID: id, app: app))

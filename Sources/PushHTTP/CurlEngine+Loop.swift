@@ -51,12 +51,14 @@ extension CurlEngine {
             metadata: ["http.loop_iterations": "\(iterations)", "http.wakeups": "\(wakeupCount)", "http.submitted": "\(stats().submitted)"])
     }
 
-    /// Hands an admitted transfer to curl, or fails it (and admits the next).
+    /// Hands an admitted transfer to curl, or fails it (and admits the next):
+    /// a transfer whose gate closed while it waited is withdrawn, never sent.
     private func start(_ transfer: Transfer, into completions: inout [Completion]) {
         var next: Transfer? = transfer
         while let transfer = next {
             next = nil
-            guard let error = addToMulti(transfer) else { return }
+            let withdrawn = transfer.request.gate?.closedReason.map { HTTPError.withdrawn($0) }
+            guard let error = withdrawn ?? addToMulti(transfer) else { return }
             record(transfer, .failure(error), newConnections: 0)
             completions.append((transfer, .failure(error)))
             next = admission.release(transfer.hostKey)

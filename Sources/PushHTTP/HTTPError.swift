@@ -14,6 +14,9 @@ public struct HTTPError: Error, CustomStringConvertible, Sendable {
         case shutdown
         /// The calling task was cancelled.
         case cancelled
+        /// The request's gate was closed before it went to libcurl: never sent
+        /// (`message` says why).
+        case withdrawn
     }
 
     /// The kind of failure.
@@ -47,7 +50,7 @@ public struct HTTPError: Error, CustomStringConvertible, Sendable {
     public var isRetriable: Bool {
         switch kind {
         case .shutdown: return true
-        case .setup, .multi, .cancelled: return false
+        case .setup, .multi, .cancelled, .withdrawn: return false
         case .transfer: return Self.retriableCodes.contains(curlCode)
         }
     }
@@ -92,6 +95,11 @@ public struct HTTPError: Error, CustomStringConvertible, Sendable {
         HTTPError(
             kind: .shutdown, curlCode: 0, message: "HTTP2Client was shut down before the request completed",
             statusReceived: statusReceived, file: file, line: line)
+    }
+
+    /// The request's gate closed before it was handed to libcurl (`reason`: why).
+    public static func withdrawn(_ reason: String, file: String = #fileID, line: Int = #line) -> HTTPError {
+        HTTPError(kind: .withdrawn, curlCode: 0, message: reason, statusReceived: false, file: file, line: line)
     }
 
     /// The calling task was cancelled.

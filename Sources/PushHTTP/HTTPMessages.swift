@@ -8,14 +8,29 @@ public struct HTTPRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// Request body; empty for none.
     public var body: [UInt8]
+    /// Looked at right before the request is handed to libcurl, after any
+    /// wait for a stream slot: closed, the request is not sent (`HTTPError`
+    /// `.withdrawn`). nil: always sent.
+    public var gate: (any HTTPRequestGate)?
 
     /// A request; `body` defaults to empty and `headers` to none.
-    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+                gate: (any HTTPRequestGate)? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.gate = gate
     }
+}
+
+/// Lets a request's owner withdraw it while it still waits in the client (for
+/// a stream slot of its host: with many requests in flight that can take
+/// seconds). The client asks it once, on its loop thread, right before the
+/// request goes to libcurl; a request already handed over is not withdrawn.
+public protocol HTTPRequestGate: AnyObject, Sendable {
+    /// Why the request must not go; nil to let it go.
+    var closedReason: String? { get }
 }
 
 /// The HTTP version a response arrived over.

@@ -13,8 +13,10 @@ extension APNsClient {
     /// - Throws: `HTTPError` for transport failures; `ProviderError` when the
     ///   circuit is open or the rate limit holds the request back (retriable,
     ///   with `retryAfter`), on token throttling (retriable), when APNs rejects
-    ///   the certificate (`.credentialsRejected`, not retriable) or signing fails.
-    public func send(_ request: ProviderRequest, environment: APNsEnvironment? = nil) async throws -> ProviderResponse {
+    ///   the certificate (`.credentialsRejected`, not retriable) or signing fails;
+    ///   `.gateClosed` when `gate` closed before the request could go.
+    public func send(_ request: ProviderRequest, environment: APNsEnvironment? = nil,
+                     gate: SendGate? = nil) async throws -> ProviderResponse {
         // Every request in flight keeps this frame: only what crosses an
         // await lives here; building the request and judging the answer are
         // synchronous and out of line.
@@ -22,8 +24,9 @@ extension APNsClient {
         var refreshed = false
         while true {
             try await guardian.admit()
+            try guardian.pass(gate)
             let (http, token) = try prepare(request, url: url)
-            let response = try await guardian.execute(http, on: httpClient)
+            let response = try await guardian.execute(http, on: httpClient, gate: gate)
             if let answer = try judge(response, token: token, refreshed: &refreshed) { return answer }
         }
     }

@@ -78,8 +78,9 @@ public final class FCMClient: Sendable {
     /// - Throws: `HTTPError` for transport failures of the send,
     ///   `ProviderError` when no access token can be had (retriable while the
     ///   token endpoint is down, with `retryAfter`), the circuit is open or
-    ///   the rate limit holds the request back.
-    public func send(_ request: ProviderRequest) async throws -> ProviderResponse {
+    ///   the rate limit holds the request back; `.gateClosed` when `gate`
+    ///   closed before the request could go.
+    public func send(_ request: ProviderRequest, gate: SendGate? = nil) async throws -> ProviderResponse {
         // Every request in flight keeps this frame: logging and header
         // building stay out of line.
         try await guardian.admit()
@@ -90,10 +91,11 @@ public final class FCMClient: Sendable {
             guardian.release()
             throw error
         }
-        let response = try await post(request, token: token)
+        try guardian.pass(gate)
+        let response = try await post(request, token: token, gate: gate)
         guard response.status == 401 else { return response }
         tokenRejected(token)
-        return try await post(request, token: try await tokens.accessToken())
+        return try await post(request, token: try await tokens.accessToken(), gate: gate)
     }
 
     @inline(never)
@@ -102,8 +104,8 @@ public final class FCMClient: Sendable {
         tokens.invalidate(token: token)
     }
 
-    private func post(_ request: ProviderRequest, token: String) async throws -> ProviderResponse {
-        let response = try await guardian.execute(httpRequest(request, token: token), on: http)
+    private func post(_ request: ProviderRequest, token: String, gate: SendGate?) async throws -> ProviderResponse {
+        let response = try await guardian.execute(httpRequest(request, token: token), on: http, gate: gate)
         return ProviderResponse(status: response.status, headers: response.headers, body: response.body)
     }
 

@@ -102,8 +102,9 @@ public final class HMSClient: Sendable {
     /// `ResponseClassifier.classifyHMS`.
     /// - Throws: `HTTPError` for transport failures of the send,
     ///   `ProviderError` when no access token can be had, the circuit is open
-    ///   or the rate limit holds the request back.
-    public func send(body: [UInt8]) async throws -> ProviderResponse {
+    ///   or the rate limit holds the request back; `.gateClosed` when `gate`
+    ///   closed before the request could go.
+    public func send(body: [UInt8], gate: SendGate? = nil) async throws -> ProviderResponse {
         try await guardian.admit()
         let token: String
         do {
@@ -112,10 +113,11 @@ public final class HMSClient: Sendable {
             guardian.release()
             throw error
         }
-        let response = try await post(body, token: token)
+        try guardian.pass(gate)
+        let response = try await post(body, token: token, gate: gate)
         guard Self.refusesAccessToken(response) else { return response }
         tokenRejected(token, status: response.status)
-        return try await post(body, token: try await tokens.accessToken())
+        return try await post(body, token: try await tokens.accessToken(), gate: gate)
     }
 
     /// Whether Push Kit refused the access token itself (so a new one may help).
@@ -131,7 +133,7 @@ public final class HMSClient: Sendable {
         tokens.invalidate(token: token)
     }
 
-    private func post(_ body: [UInt8], token: String) async throws -> ProviderResponse {
+    private func post(_ body: [UInt8], token: String, gate: SendGate?) async throws -> ProviderResponse {
         let request = HTTPRequest(
             method: "POST", url: sendURL,
             headers: [
@@ -139,7 +141,7 @@ public final class HMSClient: Sendable {
                 (name: "content-type", value: "application/json; charset=utf-8"),
             ],
             body: body)
-        let response = try await guardian.execute(request, on: http)
+        let response = try await guardian.execute(request, on: http, gate: gate)
         return ProviderResponse(status: response.status, headers: response.headers, body: response.body)
     }
 }

@@ -46,6 +46,11 @@ extension ProviderError {
         ProviderError(kind: .invalidConfiguration, message: "\(key): \(problem)", file: file, line: line)
     }
 
+    /// The request's gate closed before it went (`reason`: why it closed).
+    public static func gateClosed(_ reason: String, file: String = #fileID, line: Int = #line) -> ProviderError {
+        ProviderError(kind: .gateClosed, message: reason, file: file, line: line)
+    }
+
     /// This error with `retryAfter` set.
     func with(retryAfter: Duration?) -> ProviderError {
         var copy = self

@@ -31,6 +31,9 @@ public struct ProviderError: Error, CustomStringConvertible, Sendable {
         case credentialsRejected
         /// A client setting is out of range or inconsistent (`message` names it).
         case invalidConfiguration
+        /// The request's `SendGate` was closed before it could go (its
+        /// campaign was cancelled while it waited): not sent (`message` says why).
+        case gateClosed
     }
 
     public var kind: Kind
@@ -64,7 +67,7 @@ public struct ProviderError: Error, CustomStringConvertible, Sendable {
         case .tokenEndpointTransport: return underlying?.isRetriable ?? true
         case .invalidTokenResponse: return true
         case .circuitOpen, .rateLimited, .providerTokenThrottled: return true
-        case .invalidKey, .invalidServiceAccount, .signing, .credentialsRejected, .invalidConfiguration: return false
+        case .invalidKey, .invalidServiceAccount, .signing, .credentialsRejected, .invalidConfiguration, .gateClosed: return false
         }
     }
 

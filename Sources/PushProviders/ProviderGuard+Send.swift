@@ -9,10 +9,15 @@ extension ProviderGuard {
     /// A request that got a status is never re-sent here; if that status was
     /// 2xx it is returned as the answer even when the rest was cut off. A timeout (28) is
     /// not re-sent either: the provider may be processing it, so its status is
-    /// unknown, and it is the caller's retry to make.
-    /// - Throws: the last `HTTPError` once the re-sends are used up, or any other.
-    func execute(_ request: HTTPRequest, on http: HTTP2Client) async throws -> HTTPResponse {
+    /// unknown, and it is the caller's retry to make. `gate` goes with the
+    /// request into the HTTP client, which looks at it right before the
+    /// request is handed to libcurl (after any wait for a stream slot).
+    /// - Throws: the last `HTTPError` once the re-sends are used up,
+    ///   `ProviderError.gateClosed` for a request its gate withdrew, or any other.
+    func execute(_ request: HTTPRequest, on http: HTTP2Client, gate: SendGate? = nil) async throws -> HTTPResponse {
         // The frame holds little across the await: the decisions are out of line.
+        var request = request
+        request.gate = gate
         var resends = 0
         while true {
             noteSent()
@@ -53,6 +58,12 @@ extension ProviderGuard {
             noteFailure(error)
             return .fail(error)
         }
+        if http.kind == .withdrawn {
+            // Never on the wire: not a request sent, nothing about the host.
+            state.withLock { $0.stats.requestsSent -= 1 }
+            release()
+            return .fail(ProviderError.gateClosed(http.message))
+        }
         if http.resends.total > 0 { noteLibcurlResends(http.resends) }
         if Self.isResendable(http) && resends < policy.maxResendsWithoutStatus {
             resends += 1
@@ -79,3 +90,7 @@ extension ProviderGuard {
 
     static let resendableCodes: Set<Int32> = [16, 18, 52, 55, 56, 92]
 }
+
+/// A campaign's gate withdraws the requests of a cancelled campaign still
+/// waiting in the HTTP client, as well as those waiting here.
+extension SendGate: HTTPRequestGate {}

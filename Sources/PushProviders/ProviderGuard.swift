@@ -78,6 +78,15 @@ final class ProviderGuard: Sendable {
         if let refused { throw ProviderError.circuitOpen(host: host, retryAfter: refused) }
     }
 
+    /// Lets an admitted request go unless `gate` closed while it waited; a
+    /// request the gate stops is not sent (its admission is given back).
+    /// Called after the last wait before the request goes.
+    func pass(_ gate: SendGate?) throws(ProviderError) {
+        guard let reason = gate?.closedReason else { return }
+        release()
+        throw ProviderError.gateClosed(reason)
+    }
+
     /// An admitted request will not be sent after all (auth failure before sending).
     func release() {
         let now = ContinuousClock.now

@@ -118,12 +118,14 @@ public final class WebPushClient: Sendable {
     /// endpoint's push service; re-sends at once what got no HTTP status; any
     /// answer is returned as is, for `ResponseClassifier.classifyWebPush`.
     /// - Throws: `HTTPError` for transport failures, `ProviderError` when the
-    ///   push service's circuit is open or its rate limit holds the request back.
-    public func send(_ request: ProviderRequest) async throws -> ProviderResponse {
+    ///   push service's circuit is open or its rate limit holds the request
+    ///   back; `.gateClosed` when `gate` closed before the request could go.
+    public func send(_ request: ProviderRequest, gate: SendGate? = nil) async throws -> ProviderResponse {
         let guardian = try guardFor(url: request.path)
         try await guardian.admit()
+        try guardian.pass(gate)
         let response = try await guardian.execute(
-            HTTPRequest(method: "POST", url: request.path, headers: request.headers, body: request.body), on: http)
+            HTTPRequest(method: "POST", url: request.path, headers: request.headers, body: request.body), on: http, gate: gate)
         return ProviderResponse(status: response.status, headers: response.headers, body: response.body)
     }
 

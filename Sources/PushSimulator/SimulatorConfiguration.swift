@@ -50,6 +50,10 @@ public struct SimulatorConfiguration: Sendable, Codable {
     public var webPushInbox: SimulatorWebPushInbox?
     /// Huawei Push Kit apps whose client credentials grants are accepted (empty: none).
     public var hmsApps: [SimulatorHMSApp]
+    /// Log up to this many processed push requests in `SimulatorStats.requests`
+    /// (when each arrived, its provider, target and answer); 0 logs none.
+    /// Tests read it to see which sends started when. Not in fast mode.
+    public var requestLog = 0
 
     /// A configuration with sensible local defaults; only the credentials usually need filling in.
     public init(
@@ -97,7 +101,7 @@ public struct SimulatorConfiguration: Sendable, Codable {
     private enum CodingKeys: String, CodingKey {
         case host, port, tls, apnsKeys, fcmAccounts, deadTokens, fastMode, maxConcurrentStreams
         case eventLoopThreads, scenarios, apnsEnvironment, tokenEnvironments, apnsTokenUpdateAllowance
-        case recordSendIDs, maxRecordedSendIDs, apnsClientCertificateCAPEM, webPushVAPIDKeys, hmsApps
+        case recordSendIDs, maxRecordedSendIDs, apnsClientCertificateCAPEM, webPushVAPIDKeys, hmsApps, requestLog
     }
 
     /// Decodes with every key optional, falling back to the defaults of `init`; a key it does not know is an error.
@@ -133,6 +137,7 @@ public struct SimulatorConfiguration: Sendable, Codable {
         apnsClientCertificateCAPEM = try container.decodeIfPresent(String.self, forKey: .apnsClientCertificateCAPEM)
         webPushVAPIDKeys = try container.decodeIfPresent([String].self, forKey: .webPushVAPIDKeys) ?? []
         hmsApps = try container.decodeIfPresent([SimulatorHMSApp].self, forKey: .hmsApps) ?? []
+        requestLog = try container.decodeIfPresent(Int.self, forKey: .requestLog) ?? defaults.requestLog
     }
 
     /// Reads a JSON configuration file. Dates (in `deadTokens`) are ISO 8601 strings.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import PushCore
 import _CryptoExtras
 
 /// The providers' documented rules as a function from request to response.
@@ -74,7 +75,8 @@ public final class SimulatorRules: Sendable {
         self.scenarioBook = ScenarioBook(configuration.scenarios, epoch: Date())
         self.state = SimulatorState(
             deadTokens: configuration.deadTokens, tokenEnvironments: configuration.tokenEnvironments,
-            recordSendIDs: configuration.recordSendIDs, maxRecordedSendIDs: configuration.maxRecordedSendIDs)
+            recordSendIDs: configuration.recordSendIDs, maxRecordedSendIDs: configuration.maxRecordedSendIDs,
+            requestLogLimit: max(0, configuration.requestLog))
     }
 
     /// The scenarios in effect.
@@ -123,6 +125,10 @@ public final class SimulatorRules: Sendable {
         default:
             answer = SimulatorAnswer(response: Self.apnsError(status: 404, reason: "BadPath", apnsID: nil, provider: "other"))
             state.record(answer.response, apnsID: nil)
+        }
+        if state.requestLogLimit > 0, ["apns", "fcm", "webpush", "hms"].contains(provider) {
+            state.log(SimulatorRequestRecord(at: now.timeIntervalSince1970, provider: provider,
+                                             target: Self.logTarget(of: request, provider: provider), status: answer.response.status))
         }
         if !scenarioBook.isEmpty {
             let delay = scenarioBook.take(provider: provider, now: now) {
@@ -244,5 +250,24 @@ extension SimulatorRules {
 
     static func seconds(since date: Date) -> Int64 {
         Int64(date.timeIntervalSince1970.rounded(.down))
+    }
+}
+
+extension SimulatorRules {
+    /// Whom a logged request was for: the APNs device token (the path's
+    /// last segment), FCM's `message.token` (or `topic:` / `condition:`), else the path.
+    static func logTarget(of request: SimulatorRequest, provider: String) -> String {
+        switch provider {
+        case "apns":
+            return String(request.path.dropFirst(apnsPathPrefix.count).prefix { $0 != "?" })
+        case "fcm":
+            guard let body = try? JSONValue.parse(request.body), let message = body["message"] else { return request.path }
+            if let token = message["token"]?.stringValue { return token }
+            if let topic = message["topic"]?.stringValue { return "topic:" + topic }
+            if let condition = message["condition"]?.stringValue { return "condition:" + condition }
+            return request.path
+        default:
+            return request.path
+        }
     }
 }

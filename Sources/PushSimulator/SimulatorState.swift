@@ -37,13 +37,16 @@ final class SimulatorState: Sendable {
     /// Whether `apnsSendsByID` is kept, and its size limit.
     let recordSendIDs: Bool
     private let maxRecordedSendIDs: Int
+    /// The most requests `stats.requests` keeps (0: the log is off).
+    let requestLogLimit: Int
 
     init(
         deadTokens: [String: Date], tokenEnvironments: [String: SimulatorAPNsEnvironment] = [:],
-        recordSendIDs: Bool = true, maxRecordedSendIDs: Int = 1_000_000
+        recordSendIDs: Bool = true, maxRecordedSendIDs: Int = 1_000_000, requestLogLimit: Int = 0
     ) {
         self.recordSendIDs = recordSendIDs
         self.maxRecordedSendIDs = maxRecordedSendIDs
+        self.requestLogLimit = requestLogLimit
         storage.withLock { storage in
             for (token, date) in deadTokens { storage.deadTokens[Self.normalize(token)] = date }
             for (token, environment) in tokenEnvironments { storage.tokenEnvironments[Self.normalize(token)] = environment }
@@ -190,6 +193,13 @@ final class SimulatorState: Sendable {
             stats.apnsSendsByID[apnsID, default: 0] += 1
         } else {
             stats.apnsSendIDsNotRecorded += 1
+        }
+    }
+
+    /// Appends a processed push request to the request log (up to its limit).
+    func log(_ record: SimulatorRequestRecord) {
+        storage.withLock {
+            if $0.stats.requests.count < requestLogLimit { $0.stats.requests.append(record) } else { $0.stats.requestsNotLogged += 1 }
         }
     }
 

@@ -42,6 +42,10 @@ public struct SimulatorStats: Sendable, Codable, Equatable {
     /// Connections closed because the client opened more streams than the
     /// server's MAX_CONCURRENT_STREAMS allowed (once the client had acknowledged it).
     public var streamLimitViolations: Int
+    /// Processed push requests in arrival order, up to `SimulatorConfiguration.requestLog`.
+    public var requests: [SimulatorRequestRecord] = []
+    /// Processed push requests past that limit (not logged).
+    public var requestsNotLogged = 0
 
     public init(
         responses: [String: Int] = [:], apnsSendsByID: [String: Int] = [:], fcmAccepted: Int = 0,
@@ -71,5 +75,25 @@ public struct SimulatorStats: Sendable, Codable, Equatable {
     /// The count for one provider, status and reason (0 if none).
     public func count(_ provider: String, _ status: Int, _ reason: String) -> Int {
         responses["\(provider)|\(status)|\(reason)"] ?? 0
+    }
+}
+
+/// One processed push request of the request log.
+public struct SimulatorRequestRecord: Sendable, Codable, Equatable {
+    /// When the simulator had the whole request (seconds since 1970).
+    public var at: Double
+    /// `apns`, `fcm`, `webpush` or `hms`.
+    public var provider: String
+    /// The device token (APNs: from the path; FCM: `message.token`, else
+    /// `topic:<name>` / `condition:<expression>`), else the path.
+    public var target: String
+    /// The status answered.
+    public var status: Int
+
+    public init(at: Double, provider: String, target: String, status: Int) {
+        self.at = at
+        self.provider = provider
+        self.target = target
+        self.status = status
     }
 }

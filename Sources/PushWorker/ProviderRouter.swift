@@ -241,15 +241,15 @@ final class ProviderRouter: Sendable {
 
 extension ProviderRouter.AppClients {
     /// Sends through the client for `request.provider` (APNs: to the host of
-    /// `environment`); nil when the app has none.
-    func send(_ request: ProviderRequest, environment: APNsEnvironment? = nil) async throws -> ProviderResponse? {
+    /// `environment`), unless `gate` closes before it goes; nil when the app has none.
+    func send(_ request: ProviderRequest, environment: APNsEnvironment? = nil, gate: SendGate? = nil) async throws -> ProviderResponse? {
         switch request.provider {
-        case .apns: return try await apns?.send(request, environment: environment)
-        case .fcm: return try await fcm?.send(request)
+        case .apns: return try await apns?.send(request, environment: environment, gate: gate)
+        case .fcm: return try await fcm?.send(request, gate: gate)
         case .webpush:
             guard let webpush else { return nil }
-            return try await webpush.send(try webpush.seal(request))
-        case .hms: return try await hms?.send(body: request.body)
+            return try await webpush.send(try webpush.seal(request), gate: gate)
+        case .hms: return try await hms?.send(body: request.body, gate: gate)
         }
     }
 

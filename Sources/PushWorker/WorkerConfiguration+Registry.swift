@@ -16,6 +16,20 @@ extension WorkerConfiguration {
         public var probingApps: Set<String> = []
         /// Entries a worker keeps at most (beyond it the expired go, then all).
         public var cacheCapacity = 200_000
+        /// `registry.stale_after_days` (default 30; 0: never): a device not
+        /// seen (registered or registered again) for this long is stale, and
+        /// user-id fan-out leaves it out. FCM calls a token stale after a
+        /// month without its app connecting
+        /// (https://firebase.google.com/docs/cloud-messaging/manage-tokens).
+        public var staleAfterDays = 30
+        /// `registry.remove_after_days` (default 270; 0: never): `pushfleet
+        /// maintain` removes a device not seen for this long (and not
+        /// invalidated more recently). FCM expires an Android token after 270
+        /// days of inactivity.
+        public var removeAfterDays = 270
+
+        /// `staleAfterDays` as a duration; nil when devices never go stale.
+        public var staleAfter: Duration? { staleAfterDays > 0 ? .seconds(staleAfterDays * 86_400) : nil }
 
         public init() {}
 
@@ -25,6 +39,22 @@ extension WorkerConfiguration {
                     throw ConfigurationError(key: "registry.cache_seconds", problem: "must be 0...3600")
                 }
                 cacheTTL = .seconds(s)
+            }
+            if let days = try r.int("stale_after_days") {
+                guard (0...3_650).contains(days) else {
+                    throw ConfigurationError(key: "registry.stale_after_days", problem: "must be 0...3650 (0: never stale)")
+                }
+                staleAfterDays = days
+            }
+            if let days = try r.int("remove_after_days") {
+                guard (0...3_650).contains(days) else {
+                    throw ConfigurationError(key: "registry.remove_after_days", problem: "must be 0...3650 (0: never removed)")
+                }
+                removeAfterDays = days
+            }
+            if staleAfterDays > 0, removeAfterDays > 0, removeAfterDays < staleAfterDays {
+                throw ConfigurationError(key: "registry.remove_after_days",
+                                         problem: "must not be shorter than registry.stale_after_days (\(staleAfterDays))")
             }
         }
     }

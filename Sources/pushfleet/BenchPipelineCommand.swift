@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PushCore
 
 /// `pushfleet bench pipeline`: the whole path on the local stack. Enqueues N
 /// notifications into the mock Kafka cluster first (or at `--rate` per second
@@ -19,6 +20,9 @@ struct BenchPipelineCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Make each recipient a user id with this many registered devices (registered in PostgreSQL before the run).")
     var userDevices: Int = 0
+
+    @Option(name: .long, help: "Tag every notification with this campaign (its rows then carry it and its index is kept).")
+    var campaign: String?
 
     @Option(name: .long, help: "worker.max_deliveries_in_flight of the workers (default: the worker's own, 20,000).")
     var maxDeliveriesInFlight: Int?
@@ -79,6 +83,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             throw ValidationError("--devices must be 1...1000, --user-devices 0...1000, their product at most 10,000 (a message's "
                                   + "fan-out through user ids) and a divisor of --notifications")
         }
+        if let campaign, let problem = Campaign.problem(campaign) { throw ValidationError("--campaign \(problem)") }
         if let maxInFlight, maxInFlight <= 0 { throw ValidationError("--max-in-flight must be positive") }
         if let batchSize, !(1...10_000).contains(batchSize) { throw ValidationError("--batch-size must be 1...10000") }
         if let pollLingerMs, !(0...1_000).contains(pollLingerMs) { throw ValidationError("--poll-linger-ms must be 0...1000") }
@@ -102,7 +107,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                                    kafkaProperties: Self.properties(kafkaProperties), maxInFlight: maxInFlight,
                                    batchSize: batchSize, pollLingerMs: pollLingerMs, connections: connections,
                                    pgStatements: pgStatements, ids: ids, devices: devices, userDevices: userDevices,
-                                   maxDeliveriesInFlight: maxDeliveriesInFlight, maxInFlightBytes: maxInFlightBytes)
+                                   maxDeliveriesInFlight: maxDeliveriesInFlight, maxInFlightBytes: maxInFlightBytes, campaign: campaign)
         let report = try await run.run(timeout: .seconds(timeout))
         say(report.table(title: "pushfleet bench pipeline"))
         if let json { try report.writeJSON(to: json) }

@@ -39,6 +39,8 @@ struct BenchPipelineRun {
     /// `worker.max_deliveries_in_flight` and `worker.max_in_flight_bytes`, when set.
     var maxDeliveriesInFlight: Int?
     var maxInFlightBytes: Int?
+    /// The campaign every notification carries, if any.
+    var campaign: String?
     /// A fresh app name per run, so counts never include an earlier run's rows.
     let app = "com.pushfleet.bench.r" + String(UInt32.random(in: .min ... .max), radix: 16)
     static let topics = TopicNames()
@@ -57,7 +59,8 @@ struct BenchPipelineRun {
             if pgStatements { try await BenchStatements.reset(url: databaseURL, logger: logger) }
             say("local stack: kafka \(cluster.bootstrapServers) (\(Self.topics.intake) × \(partitions)), sink pid \(sink.process.processIdentifier), app \(app)")
             let publisher = try await BenchPublisher.prepare(
-                app: app, bootstrap: cluster.bootstrapServers, count: notifications / perMessage, devices: devices, users: userDevices > 0, rate: rate, ids: ids, logger: logger)
+                app: app, bootstrap: cluster.bootstrapServers, count: notifications / perMessage, devices: devices, users: userDevices > 0, rate: rate, ids: ids,
+                campaign: campaign, logger: logger)
 
             var enqueueSeconds = 0.0
             var produced = 0
@@ -110,6 +113,7 @@ struct BenchPipelineRun {
             report.add("produced", "produced to Kafka", produced)
             if perMessage > 1 { report.add("devices_per_message", "deliveries per message", perMessage) }
             if userDevices > 0 { report.add("user_devices", "through user ids, devices per user", userDevices) }
+            if let campaign { report.add("campaign", "campaign", text: campaign) }
             report.add("final", "final in PostgreSQL", figures.final)
             report.add("accepted", "accepted", figures.latency.count > 0 ? Int(figures.latency.count) : 0)
             report.add("workers", "worker processes", workers)

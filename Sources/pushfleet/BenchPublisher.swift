@@ -30,6 +30,8 @@ final class BenchPublisher: Sendable {
     /// Recipients are user ids (`u<n>`), not tokens.
     let users: Bool
     let ids: IDs
+    /// The campaign every notification carries, if any.
+    let campaign: String?
     /// Notifications per second, or nil to enqueue them all at once.
     let rate: Double?
     private let publisher: NotificationPublisher
@@ -40,8 +42,10 @@ final class BenchPublisher: Sendable {
     /// sink share. Enqueue-first runs encode as they go (flat memory for 1M).
     private let encoded: [(key: [UInt8], value: [UInt8])]
 
-    private init(app: String, count: Int, devices: Int, users: Bool, rate: Double?, ids: IDs, publisher: NotificationPublisher) {
+    private init(app: String, count: Int, devices: Int, users: Bool, rate: Double?, ids: IDs, campaign: String?,
+                 publisher: NotificationPublisher) {
         self.app = app
+        self.campaign = campaign
         self.count = count
         self.devices = devices
         self.users = users
@@ -50,7 +54,7 @@ final class BenchPublisher: Sendable {
         self.publisher = publisher
         let createdAt = self.createdAt
         self.encoded = rate == nil ? [] : (0..<count).map {
-            Self.message($0, app: app, createdAt: createdAt, id: ids.make(), devices: devices, users: users)
+            Self.message($0, app: app, createdAt: createdAt, id: ids.make(), devices: devices, users: users, campaign: campaign)
         }
     }
 
@@ -58,7 +62,7 @@ final class BenchPublisher: Sendable {
     /// (else the first messages' enqueue time would include that), and encodes
     /// a paced run's messages.
     static func prepare(app: String, bootstrap: String, count: Int, devices: Int = 1, users: Bool = false, rate: Double?, ids: IDs,
-                        logger: Logger) async throws -> BenchPublisher {
+                        campaign: String? = nil, logger: Logger) async throws -> BenchPublisher {
         // Enqueue-first: bigger producer batches (linger 100 ms instead of 5). The mock
         // broker answers a fetch with one message set per partition (a real broker
         // fills max.partition.fetch.bytes), so tiny batches would make the workers'
@@ -72,7 +76,8 @@ final class BenchPublisher: Sendable {
             await publisher.close()
             throw error
         }
-        return BenchPublisher(app: app, count: count, devices: devices, users: users, rate: rate, ids: ids, publisher: publisher)
+        return BenchPublisher(app: app, count: count, devices: devices, users: users, rate: rate, ids: ids, campaign: campaign,
+                              publisher: publisher)
     }
 
     /// Publishes the notifications, all at once (at most 10,000 awaiting
@@ -103,7 +108,9 @@ final class BenchPublisher: Sendable {
                             inFlight -= 1
                             acknowledged += 1
                         }
-                        let (key, value) = rate == nil ? Self.message(next, app: app, createdAt: createdAt, id: ids.make(), devices: devices, users: users)
+                        let (key, value) = rate == nil
+                            ? Self.message(next, app: app, createdAt: createdAt, id: ids.make(), devices: devices, users: users,
+                                           campaign: campaign)
                             : encoded[next]
                         group.addTask { [publisher] in _ = try await publisher.publishRaw(value, key: key) }
                         inFlight += 1
@@ -125,7 +132,7 @@ final class BenchPublisher: Sendable {
     /// With `devices` over 1, a campaign message: that many tokens, keyed by the first;
     /// with `users`, that many user ids (`u<i × devices + k>`) instead.
     static func message(_ i: Int, app: String, createdAt: Date, id: UUID = UUID(), devices: Int = 1,
-                        users: Bool = false) -> (key: [UInt8], value: [UInt8]) {
+                        users: Bool = false, campaign: String? = nil) -> (key: [UInt8], value: [UInt8]) {
         var rng = SplitMix64(seed: UInt64(i) &* 0x9E37_79B9 &+ 17)
         let tokens = (0..<max(1, devices)).map { _ in (0..<4).map { _ in String(format: "%016llx", rng.next()) }.joined() }
         let token = tokens[0]
@@ -135,6 +142,7 @@ final class BenchPublisher: Sendable {
             alert: PushNotification.Alert(title: "Your order shipped", body: "Order #\(i) is on its way."),
             badge: 1, data: [("order_id", .string(String(i)))])
         if users { n.userRecipients = (0..<max(1, devices)).map { "u\(i * devices + $0)" } }
+        n.campaign = campaign
         return (Array((users ? n.userRecipients[0] : token).utf8), n.intakeJSON().encoded())
     }
 }

@@ -7,7 +7,7 @@ import PushWorker
 struct MaintainCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "maintain",
-        abstract: "Partition upkeep: create the coming days' daily partitions, drop those past retention, refresh the ledger's statistics (run daily, e.g. from cron).")
+        abstract: "Partition upkeep: create the coming days' daily partitions, drop those past retention, refresh the ledger's statistics; remove devices not seen for registry.remove_after_days (run daily, e.g. from cron).")
 
     @Option(name: .long, help: "PostgreSQL URL (env PUSHFLEET_DATABASE_URL).")
     var databaseURL: String?
@@ -17,6 +17,12 @@ struct MaintainCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Drop partitions whose whole day (UTC) ended more than this many days ago.")
     var retentionDays = 30
+
+    @Option(name: .long, help: "Remove devices not seen (registered again) for this many days; 0 keeps them (default: the --config file's registry.remove_after_days, 270).")
+    var removeDevicesAfterDays: Int?
+
+    @Option(name: .long, help: "Worker configuration file (JSON) for registry.remove_after_days (env PUSHFLEET_CONFIG).")
+    var config: String?
 
     @Flag(name: .long, help: "Only print what would be done.")
     var dryRun = false
@@ -29,6 +35,9 @@ struct MaintainCommand: AsyncParsableCommand {
             throw CommandFailure("no database: pass --database-url or set PUSHFLEET_DATABASE_URL")
         }
         guard daysAhead >= 0, retentionDays >= 1 else { throw CommandFailure("--days-ahead must be ≥ 0 and --retention-days ≥ 1") }
+        if let days = removeDevicesAfterDays, !(0...3_650).contains(days) {
+            throw CommandFailure("--remove-devices-after-days must be 0...3650 (0: keep every device)")
+        }
         let connection = try await PostgresConnection.connect(url: url, logger: logger)
         defer { connection.close() }
         let report = try await PartitionMaintenance(connection: connection, logger: logger)
@@ -39,7 +48,22 @@ struct MaintainCommand: AsyncParsableCommand {
         say("receipts older than the retention \(verb)deleted: \(report.receiptsDeleted)")
         say("notification ids older than the retention \(verb)deleted: \(report.notificationIDsDeleted)")
         if !report.analyzed.isEmpty { say("statistics refreshed (ANALYZE): \(report.analyzed.joined(separator: ", "))") }
+        let removeAfter = try removeDevicesAfterDays ?? deviceRetention()
+        if removeAfter > 0 {
+            let removed = try await DeviceUpkeep.removeUnseen(days: removeAfter, dryRun: dryRun, on: connection)
+            say("devices not seen for \(removeAfter) days \(verb)removed: \(removed)")
+        } else {
+            say("devices: kept whatever their age (registry.remove_after_days 0)")
+        }
         for failure in report.failures { say("FAILED to create partitions for \(failure)") }
         if !report.failures.isEmpty { throw ExitCode(1) }
+    }
+
+    /// `registry.remove_after_days` of the configuration file, when there is one; else its default.
+    private func deviceRetention() throws -> Int {
+        guard let path = config ?? ProcessInfo.processInfo.environment["PUSHFLEET_CONFIG"] else {
+            return WorkerConfiguration.Registry().removeAfterDays
+        }
+        do { return try WorkerConfiguration.load(path: path).registry.removeAfterDays } catch { throw CommandFailure("\(error)") }
     }
 }

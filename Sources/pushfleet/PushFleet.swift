@@ -13,6 +13,7 @@ struct PushFleet: AsyncParsableCommand {
             MockKafkaCommand.self, DemoCommand.self, DLQCommand.self, BenchCommand.self,
             MaintainCommand.self, ReportCommand.self, SkipCommand.self, TopicsCommand.self, VersionCommand.self,
             StatusCommand.self,
+            CampaignCommand.self,
         ])
 }
 

@@ -8,7 +8,8 @@ import PushWorker
 struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Print the delivery funnel and top failure reasons; with --out, write report.html, deliveries.svg and report.json.")
+        abstract: "Print the delivery funnel and top failure reasons; with --out, write report.html, deliveries.svg and report.json.",
+        discussion: "With --campaign, one campaign's funnel instead (whatever its age): with --out, campaign.html and campaign.json.")
 
     @Option(name: .long, help: "PostgreSQL URL (env PUSHFLEET_DATABASE_URL).")
     var databaseURL: String?
@@ -22,6 +23,9 @@ struct ReportCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Directory to write the chart and numbers into.")
     var out: String?
 
+    @Option(name: .long, help: "One campaign's funnel (by platform) instead of the whole fleet's.")
+    var campaign: String?
+
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
@@ -32,6 +36,13 @@ struct ReportCommand: AsyncParsableCommand {
         guard let window = Self.seconds(since) else { throw CommandFailure("--since: expected e.g. 30m, 24h or 7d, got \(since)") }
         let connection = try await PostgresConnection.connect(url: url, logger: logger)
         defer { connection.close() }
+        if let campaign {
+            if let problem = Campaign.problem(campaign) { throw CommandFailure("--campaign \(problem)") }
+            let status = try await CampaignQueries.status(campaign, on: connection)
+            say(CampaignRenderer.text(status), terminator: "")
+            if let out { say("\nwrote \(try CampaignRenderer.write(status, to: out).joined(separator: ", "))") }
+            return
+        }
         let now = Date()
         let data = try await ReportQueries.load(on: connection, since: now.addingTimeInterval(-window), app: app, now: now)
         say(ReportRenderer.text(data), terminator: "")

@@ -77,7 +77,13 @@ final class FCMWriterTests: XCTestCase {
         if case .token = target {} else { webpush = FCMTranslator.webpushConfig(for: n, now: now) }
         webpush = JSONValue.merge(webpush, n.fcm.webpush)
         if !webpush.isEmpty { message.append(("webpush", .object(webpush))) }
-        if !n.fcm.fcmOptions.isEmpty { message.append(("fcm_options", .object(n.fcm.fcmOptions))) }
+        // A campaign that is a valid label is the label when none is set (null: none).
+        var options = n.fcm.fcmOptions
+        if let campaign = n.campaign, campaign.utf8.count <= 50, FCMTranslator.isValidTopicName(campaign),
+           !options.contains(where: { $0.key == "analytics_label" && $0.value != .null }) {
+            options = options.filter { $0.key != "analytics_label" } + [("analytics_label", .string(campaign))]
+        }
+        if !options.isEmpty { message.append(("fcm_options", .object(options))) }
         return JSONValue.object(message).encoded()
     }
 
@@ -156,6 +162,11 @@ final class FCMWriterTests: XCTestCase {
                                   apns: [("fcm_options", .object([("image", .string("j"))]))], fcmOptions: [("analytics_label", .string("l2"))])
         }),
         ("no overrides", { $0.fcm = FCMOverrides() }),
+        ("campaign", { $0.campaign = "spring-2026" }),
+        ("campaign, not a label", { $0.campaign = "Soldes d'été" }),
+        ("campaign and its own label", { $0.campaign = "spring"; $0.fcm.fcmOptions = [("analytics_label", .string("own"))] }),
+        ("campaign and a null label", { $0.campaign = "spring"; $0.fcm.fcmOptions = [("analytics_label", .null)] }),
+        ("no campaign", { $0.campaign = nil }),
         ("apns.aps and headers (topic apns block)", {
             $0.apns.aps = [("content-state", .object([("n", .int(1))]))]
             $0.apns.headers = [("apns-collapse-id", "cid")]

@@ -18,6 +18,7 @@ enum WorkerOnlyRule: String, CaseIterable {
     case payloadSize = "payload_size"
     case createdAtWindow = "created_at_window"
     case expiresAtWindow = "expires_at_window"
+    case campaignBytes = "campaign_bytes"
 
     /// The reason code the worker refuses such a document with.
     var reason: IntakeReason {
@@ -33,6 +34,7 @@ enum WorkerOnlyRule: String, CaseIterable {
         case .payloadSize: .payloadTooLarge
         case .createdAtWindow: .createdAtOutOfWindow
         case .expiresAtWindow: .expiresAtOutOfWindow
+        case .campaignBytes: .invalidCampaign
         }
     }
 }
@@ -176,7 +178,7 @@ struct SchemaCorpus {
     // MARK: null
 
     mutating func nulls() {
-        for field in ["expires_at", "ttl_seconds", "priority", "collapse_key", "badge", "sound", "category", "thread_id",
+        for field in ["expires_at", "ttl_seconds", "priority", "collapse_key", "campaign", "badge", "sound", "category", "thread_id",
                       "content_available", "mutable_content", "interruption_level", "relevance_score", "target_content_id",
                       "image_url", "data", "apns", "fcm"] {
             add("null-\(field)", Self.full.setting(field, "null"))
@@ -227,6 +229,7 @@ struct SchemaCorpus {
         let fields: [Field] = [
             ("app", 1, 255, { Self.full.setting("app", Self.quoted($0)) }),
             ("collapse_key", 1, 64, { Self.full.setting("collapse_key", Self.quoted($0)) }),
+            ("campaign", 1, 128, { Self.full.setting("campaign", Self.quoted($0)) }),
             ("user_id", 1, 255, { Self.full.setting("recipients", #"[{"user_id":\#(Self.quoted($0))}]"#) }),
             ("apns.topic", 1, 255, { Self.at(["apns", "topic"], Self.quoted($0)) }),
             ("apns-collapse-id", 1, 64, { Self.at(["apns", "headers", "apns-collapse-id"], Self.quoted($0)) }),
@@ -257,11 +260,13 @@ struct SchemaCorpus {
             if f.name != "condition" { add("len-\(f.name)-empty", f.make("")) }
             add("len-\(f.name)-ascii-max", f.make(text("a", f.max)))
             add("len-\(f.name)-ascii-max+1", f.make(text("a", f.max + 1)))
+            // A campaign's bytes have a reason code of their own.
+            let bytesRule: WorkerOnlyRule = f.name == "campaign" ? .campaignBytes : .utf8Bytes
             for unit in ["é", "€", "😀"] {
                 let slug = "\(f.name)-\(unit.utf8.count)byte"
                 add("len-\(slug)-bytes-max", f.make(bytes(unit, f.max)))
-                add("len-\(slug)-bytes-max+1", f.make(bytes(unit, f.max + 1)), .utf8Bytes)
-                add("len-\(slug)-chars-max", f.make(text(unit, f.max)), .utf8Bytes)
+                add("len-\(slug)-bytes-max+1", f.make(bytes(unit, f.max + 1)), bytesRule)
+                add("len-\(slug)-chars-max", f.make(text(unit, f.max)), bytesRule)
                 add("len-\(slug)-chars-max+1", f.make(text(unit, f.max + 1)))
             }
         }
@@ -372,7 +377,7 @@ struct SchemaCorpus {
             ("sound", ["5", "[]", "true"]), ("category", ["5"]), ("thread_id", ["false"]), ("content_available", ["\"true\"", "1"]),
             ("mutable_content", ["0"]), ("relevance_score", ["\"0.5\""]), ("image_url", ["5"]), ("data", ["[]", "\"x\"", "5"]),
             ("apns", ["[]", "\"x\""]), ("fcm", ["\"x\"", "[]"]), ("priority", ["1", "true"]), ("interruption_level", ["true"]),
-            ("collapse_key", ["5"]), ("ttl_seconds", ["\"60\""]), ("expires_at", ["5"]), ("target_content_id", ["5"]),
+            ("collapse_key", ["5"]), ("campaign", ["5", "true", "[\"a\"]", "{}"]), ("ttl_seconds", ["\"60\""]), ("expires_at", ["5"]), ("target_content_id", ["5"]),
         ]
         for (field, raws) in top {
             for (i, raw) in raws.enumerated() { add("type-\(field)-\(i)", Self.full.setting(field, raw)) }
@@ -513,6 +518,8 @@ struct SchemaCorpus {
             add("pattern-header-collapse_key-\(i)", Self.full.setting("collapse_key", Self.quoted(text)))
             add("pattern-header-apns.topic-\(i)", Self.at(["apns", "topic"], Self.quoted(text)))
             add("pattern-header-apns-collapse-id-\(i)", Self.at(["apns", "headers", "apns-collapse-id"], Self.quoted(text)))
+            // A campaign refuses the C1 controls (U+0080-U+009F) too.
+            add("pattern-campaign-\(i)", Self.full.setting("campaign", Self.quoted(text)))
         }
     }
 

@@ -5,6 +5,7 @@ import PushCore
 import PushPostgres
 import PushTestSupport
 import XCTest
+import PushTestSupport
 
 /// The fleet's drills on two brokers: librdkafka's mock cluster (with the
 /// librdkafka the binary links) and Tansu, a real Kafka-compatible broker

@@ -2,6 +2,7 @@ import Foundation
 import PushCore
 import PushTestSupport
 import XCTest
+import PushTestSupport
 
 /// The broker a broker-tier drill runs against, and how every `pushfleet`
 /// process of the drill reaches it:

@@ -63,7 +63,8 @@ final class FuzzProcess {
 
 /// The fuzz tier's stack: the mock cluster (3 brokers), the APNs/FCM
 /// simulator, a migrated database and N `pushfleet worker` processes, all
-/// from the `pushfleet` binary, in one working directory.
+/// from the `pushfleet` binary, in one working directory. The campaign tests
+/// run on it too (even workers, the simulator's request log).
 final class FuzzStack {
     static let app = "com.example.shop"
     /// Partitions per topic for a corpus of `hostile` messages: the mock cluster keeps only
@@ -100,7 +101,15 @@ final class FuzzStack {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
-    func start(workerCount: Int) async throws {
+    /// The simulator writes what it answered here when it stops (`simulate --stats-json`).
+    var simulatorStatsPath: String { directory + "/simulator-stats.json" }
+
+    /// Starts the stack. `tightFirst`: worker 0 runs with tight memory bounds
+    /// (the fuzz tier's). `simulatorSettings` are added to the simulator's
+    /// configuration file (e.g. `requestLog`), `workerSettings` to the plain
+    /// workers' `worker` section.
+    func start(workerCount: Int, tightFirst: Bool = true, simulatorSettings: [String: Any] = [:],
+               workerSettings: [String: Any] = [:]) async throws {
         let topics = topicPartitions.flatMap { ["--topic", "\($0.0):\($0.1)"] }
         kafka = try FuzzProcess(name: "mock-kafka", binary, ["mock-kafka", "--brokers", "3", "--bootstrap-file", directory + "/bootstrap",
                                                               "--log-level", "warning"] + topics, logPath: directory + "/mock-kafka.log")
@@ -121,16 +130,18 @@ final class FuzzStack {
         let port = simulatorPort
         let apnsPublic = try files.read("apns.pub"), fcmPublic = try files.read("fcm.pub"), fcmPrivate = try files.read("fcm.pem")
         let email = "fuzz@pushfleet-fuzz.iam.gserviceaccount.com"
-        try files.write("simulator.json", files.json([
+        let simulatorConfig: [String: Any] = [
             "port": port,
             "apnsKeys": [["keyID": "FUZZKEY001", "teamID": "FUZZTEAM01", "publicKeyPEM": apnsPublic, "topics": [String]()]],
             "fcmAccounts": [["clientEmail": email, "privateKeyID": "fuzzkey", "projectID": "pushfleet-fuzz", "publicKeyPEM": fcmPublic]],
             "apnsTokenUpdateAllowance": 100,
             "hmsApps": [["appId": Self.hmsAppID, "clientSecret": "fuzz-hms-secret"]],
-        ]))
+        ].merging(simulatorSettings) { _, given in given }
+        try files.write("simulator.json", files.json(simulatorConfig))
         try files.write("hms-secret", "fuzz-hms-secret")
         simulator = try FuzzProcess(name: "simulator", binary, ["simulate", "--config", directory + "/simulator.json",
-                                                                 "--ca-out", directory + "/ca.pem", "--log-level", "warning"],
+                                                                 "--ca-out", directory + "/ca.pem", "--stats-json", simulatorStatsPath,
+                                                                 "--log-level", "warning"],
                                     logPath: directory + "/simulator.log")
         let simDeadline = ContinuousClock.now + .seconds(60)
         while !FileManager.default.fileExists(atPath: directory + "/ca.pem"), ContinuousClock.now < simDeadline, simulator?.exited() == nil {
@@ -148,7 +159,7 @@ final class FuzzStack {
         let migrate = try await TestEnvironment.run(binary, ["migrate", "--database-url", database.url], timeout: .seconds(120))
         guard migrate.status == 0 else { throw TestFailure("migrate failed: \(migrate.output)") }
 
-        let config: [String: Any] = [
+        var config: [String: Any] = [
             "kafka": ["bootstrap_servers": bootstrap, "group_id": "pushfleet-fuzz", "topic_prefix": "push",
                       "properties": ["session.timeout.ms": "6000", "heartbeat.interval.ms": "500"]],
             "database": ["url": database.url, "pool_size": 4],
@@ -165,6 +176,7 @@ final class FuzzStack {
                         "token_url": base + "/oauth2/v3/token"],
             ]],
         ]
+        if !workerSettings.isEmpty { config["worker"] = workerSettings }
         try files.write("worker.json", files.json(config))
         // Worker 0 runs with tight memory bounds, so hostile batches go through it in
         // parts of 32 deliveries, and a few wide messages fill its byte bound: the
@@ -172,13 +184,27 @@ final class FuzzStack {
         var tight = config
         tight["worker"] = ["max_deliveries_in_flight": 64, "max_in_flight_bytes": 1 << 20]
         try files.write("worker-tight.json", files.json(tight))
-        for index in 0..<workerCount {
-            workers.append(try FuzzProcess(
-                name: "worker-\(index)", binary, ["worker", "--config", directory + (index == 0 ? "/worker-tight.json" : "/worker.json")],
-                logPath: directory + "/worker-\(index).log",
-                environment: ["PUSHFLEET_EXIT_WITH_PARENT": "1", "PUSHFLEET_LOG_LEVEL": "warning",
-                              "PUSHFLEET_WORKER_ID": "fuzz-worker-\(index)"]))
-        }
+        for index in 0..<workerCount { try startWorker(tight: tightFirst && index == 0) }
+    }
+
+    /// Starts one more `pushfleet worker` (the next index), with the tight
+    /// bounds or the plain configuration.
+    @discardableResult
+    func startWorker(tight: Bool = false) throws -> FuzzProcess {
+        let index = workers.count
+        let worker = try FuzzProcess(
+            name: "worker-\(index)", binary, ["worker", "--config", directory + (tight ? "/worker-tight.json" : "/worker.json")],
+            logPath: directory + "/worker-\(index).log",
+            environment: ["PUSHFLEET_EXIT_WITH_PARENT": "1", "PUSHFLEET_LOG_LEVEL": "warning",
+                          "PUSHFLEET_WORKER_ID": "fuzz-worker-\(index)"])
+        workers.append(worker)
+        return worker
+    }
+
+    /// Stops the simulator (SIGTERM) and returns what it answered, request log included.
+    func stopSimulator() async throws -> JSONValue {
+        _ = await simulator?.stop(grace: .seconds(10))
+        return try JSONValue.parse(Array(Data(contentsOf: URL(fileURLWithPath: simulatorStatsPath))))
     }
 
     /// Stops the workers (SIGTERM) and returns their exit statuses; then the rest.

@@ -142,7 +142,9 @@ final class DeliverySemanticsTests: XCTestCase {
 
     func testTheRegistryIsAskedOncePerBatchAndCached() async throws {
         let stack = try await Self.stack()
-        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger, registryCacheTTL: .seconds(60))
+        var settings = WorkerConfiguration.Registry()
+        settings.cacheTTL = .seconds(60)
+        let store = WorkerStores(pool: stack.pool, logger: MigratedDatabase.logger, registry: settings)
         let tokens = (1...5).map(Self.token)
         var asked: [AppToken: TokenRegistryState] = [:]
         asked = try await store.registry.tokenStates(Set(tokens.map { .init(app: Self.app, platform: .ios, token: $0) }))

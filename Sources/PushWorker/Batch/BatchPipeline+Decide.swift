@@ -17,11 +17,15 @@ extension BatchPipeline {
         // budget (one query for the whole part; none for a part without user ids).
         let fanOut = UserFanOut(sources.map { ($0.notification.app, $0.notification.userRecipients) }, counts: counts)
         let devices = try await registry.devices(of: fanOut.load)
+        // Users without a device fan-out takes: have they only stale ones? (No query when none.)
+        let stale = try await registry.staleDeviceCounts(of: Set(sources.flatMap { source in
+            source.notification.userRecipients.map { AppUser(app: source.notification.app, userID: $0) }
+        }.filter { (counts[$0] ?? 0) == 0 }))
         // The created_at each id's ledger rows are filed under (the first one seen).
         let (ledgerCreatedAt, knownIDs) = try await ledgerTimes(of: sources)
         outcome.idsNewToLedger = Set(sources.map(\.notification.id)).subtracting(knownIDs)
         let now = Date()
-        let (made, lookups, seen) = workItems(sources, fanOut: fanOut, devices: devices, counts: counts,
+        let (made, lookups, seen) = workItems(sources, fanOut: fanOut, devices: devices, counts: counts, stale: stale,
                                               ledgerCreatedAt: ledgerCreatedAt, handled: handled, now: now, into: &outcome)
         var items = made
         try await resolveRegistry(&items, lookups)
@@ -48,7 +52,8 @@ extension BatchPipeline {
             case .notification(let notification, let arrival):
                 if outcome.origins[notification.id] == nil { outcome.origins[notification.id] = MessageOrigin(message) }
                 sources.append(WorkItem.Source(notification: notification, enqueuedAt: decoder.enqueueTime(of: message, policy),
-                                               headers: entry.headers, sourceKey: message.key, arrival: arrival))
+                                               headers: entry.headers, sourceKey: message.key, arrival: arrival,
+                                               gate: campaigns.gate(for: notification.campaign)))
             }
         }
         return sources
@@ -56,11 +61,12 @@ extension BatchPipeline {
 
     /// One work item per (notification, recipient): direct recipients, then
     /// the devices of user ids, then FCM topics and conditions. A user id
-    /// that cannot be sent to gets its own final row; a key seen before in
-    /// the part or in an earlier part of the batch is suppressed. Also returns
-    /// the items whose token the registry is asked about, and the part's keys.
+    /// that cannot be sent to gets its own final row (`stale`: users whose
+    /// only valid devices are stale); a key seen before in the part or in an
+    /// earlier part of the batch is suppressed. Also returns the items whose
+    /// token the registry is asked about, and the part's keys.
     private func workItems(_ sources: [WorkItem.Source], fanOut: UserFanOut, devices: [AppUser: [DeviceRegistry.UserDevice]],
-                           counts: [AppUser: Int], ledgerCreatedAt: [UUID: Date], handled: Set<Int>, now: Date,
+                           counts: [AppUser: Int], stale: [AppUser: Int], ledgerCreatedAt: [UUID: Date], handled: Set<Int>, now: Date,
                            into outcome: inout BatchOutcome) -> (items: [WorkItem], lookups: [Int], seen: Set<DeliveryKey>) {
         var items: [WorkItem] = []
         var lookups: [Int] = []  // indexes of direct token recipients the registry is asked about
@@ -91,7 +97,13 @@ extension BatchPipeline {
                     continue
                 }
                 let userDevices = devices[appUser] ?? []
-                if userDevices.isEmpty {
+                if userDevices.isEmpty, let old = stale[appUser], let days = registry.staleAfter.map({ Int($0.components.seconds / 86_400) }) {
+                    outcome.deliveries.append(userRecord(
+                        source.notification, user: user, reason: "StaleDevicesOnly",
+                        detail: "not sent: user \(user) has \(old) valid device\(old == 1 ? "" : "s") in app \(app), none seen or "
+                            + "registered again in the last \(days) days (registry.stale_after_days)",
+                        createdAt: createdAt, enqueuedAt: source.enqueuedAt, at: now))
+                } else if userDevices.isEmpty {
                     outcome.deliveries.append(userRecord(source.notification, user: user, reason: "NoValidDevices",
                                                          detail: "no valid devices for user \(user) in app \(app)",
                                                          createdAt: createdAt, enqueuedAt: source.enqueuedAt, at: now))
@@ -183,8 +195,9 @@ extension BatchPipeline {
     }
 
     /// The items to send, translated for their provider; what ends without a
-    /// send (expired, unknown app, no credentials, known-invalid token, a
-    /// translation that refuses) gets its final row in `outcome` instead.
+    /// send (a cancelled campaign, expired, unknown app, no credentials,
+    /// known-invalid token, a translation that refuses) gets its final row in
+    /// `outcome` instead.
     private func sendable(_ items: [WorkItem], now: Date, into outcome: inout BatchOutcome) -> [DeliverySender.Send] {
         var sends: [DeliverySender.Send] = []
         for item in items {
@@ -228,7 +241,8 @@ extension BatchPipeline {
 
     /// The final record of what a user id could not be sent to: a `rejected`
     /// row keyed `user:<id>`, platform `none`, so analysts see it. No valid
-    /// device for the app (`NoValidDevices`), or more than a notification
+    /// device for the app (`NoValidDevices`), only stale ones
+    /// (`StaleDevicesOnly`), or more than a notification
     /// goes to (`TooManyDevices`: the user's devices past
     /// `UserFanOut.maxDevicesPerUser`, or, past `UserFanOut`'s budget for the
     /// message, the whole user, were not sent to).
@@ -237,7 +251,7 @@ extension BatchPipeline {
         DeliveryRecord(
             key: DeliveryKey(notificationID: n.id, token: "user:" + user, createdAt: createdAt), app: n.app, platform: nil,
             status: .rejected, attempts: 0, providerStatus: nil, providerReason: reason, providerMessageID: nil,
-            detail: detail, enqueuedAt: enqueuedAt, finalAt: now)
+            detail: detail, enqueuedAt: enqueuedAt, finalAt: now, campaign: n.campaign)
     }
 
     private enum Precheck {
@@ -247,6 +261,10 @@ extension BatchPipeline {
 
     /// A final outcome reached without sending, or the clients to send with.
     private func precheck(_ item: WorkItem, now: Date) -> Precheck {
+        if let stopped = item.stoppedBecause {
+            // Its campaign was cancelled: whatever topic the message came from, no request.
+            return .final(item.cancelledRecord(stopped, at: now))
+        }
         if item.notification.isExpired(at: now) {
             return .final(item.record(status: .expired, reason: "Expired", detail: "expired before it could be sent", at: now))
         }

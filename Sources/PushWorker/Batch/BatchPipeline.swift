@@ -13,9 +13,9 @@ import PushPostgres
 ///    counts from `DeviceRegistry`, planned by `UserFanOut`);
 /// 2. take delivery permits for it, and decide it (`+Decide`): resolve user
 ///    ids to devices, ask the ledger (`LedgerStore`) what is final or waiting
-///    on a retry tier, ask the registry about tokens named directly,
-///    translate, send and judge (`DeliverySender`), schedule retries and dead
-///    letters (`RetryScheduler`);
+///    on a retry tier, ask the registry about tokens named directly, end a
+///    cancelled campaign's deliveries (`CampaignStops`), translate, send and
+///    judge (`DeliverySender`), schedule retries and dead letters (`RetryScheduler`);
 /// 3. commit it (`+Commit`): produce its retry and dead-letter messages and
 ///    wait for Kafka's acknowledgement (`OutgoingProducer`), then write its
 ///    outcome (`OutcomeWriter`), then give its permits back.
@@ -46,11 +46,15 @@ final class BatchPipeline: Sendable {
     let logger: Logger
     /// Apps whose notifications go to tokens the registry has as invalid.
     let probingApps: Set<String>
+    /// The campaigns cancelled fleet-wide, and their sends' gates.
+    let campaigns: CampaignStops
 
     init(stores: WorkerStores, router: ProviderRouter, producer: KafkaProducer?, permits: DeliveryPermits?,
          topics: TopicNames, retryPolicy: RetryPolicy, maxConcurrentSends: Int, counters: Locked<WorkerCounters>,
          observer: any WorkerObserver, logger: Logger,
-         intake: WorkerConfiguration.Intake = .init(), registry: WorkerConfiguration.Registry = .init()) {
+         intake: WorkerConfiguration.Intake = .init(), registry: WorkerConfiguration.Registry = .init(),
+         campaigns: CampaignStops = CampaignStops()) {
+        self.campaigns = campaigns
         decoder = IntakeDecoder(topics: topics, intake: intake, counters: counters, logger: logger)
         ledger = stores.ledger
         self.registry = stores.registry

@@ -67,12 +67,25 @@ final class DeliverySender: Sendable {
     /// tries in all), so the worker makes one call: a failure that still has no
     /// status, or a transient provider answer, becomes a retry need for the
     /// delayed-retry topics; a failure after a status arrived is never re-sent.
+    ///
+    /// A delivery whose campaign was cancelled since its part was decided is
+    /// not sent: its gate is looked at here and, by the provider client,
+    /// right before the request goes (after any wait for a rate-limit slot
+    /// or a token), and it ends `cancelled`.
     func deliver(_ item: WorkItem, _ request: ProviderRequest, _ clients: ProviderRouter.AppClients) async -> BatchOutcome {
         var outcome = BatchOutcome()
+        if let stopped = item.stoppedBecause {
+            outcome.deliveries.append(item.cancelledRecord(stopped, at: Date()))
+            return outcome
+        }
         let started = Date()
         let clock = ContinuousClock.now
         let result: Result<ProviderResponse?, any Error>
-        do { result = .success(try await clients.send(request, environment: item.environment)) } catch { result = .failure(error) }
+        do {
+            result = .success(try await clients.send(request, environment: item.environment, gate: item.source.gate))
+        } catch {
+            result = .failure(error)
+        }
         let elapsed = (ContinuousClock.now - clock).seconds
         let latency = elapsed * 1000
         if Self.isCancellation(result) || Task.isCancelled {
@@ -85,10 +98,14 @@ final class DeliverySender: Sendable {
         func attemptRecord(_ label: String, _ status: Int?, _ reason: String?) -> AttemptRecord {
             AttemptRecord(key: item.key, attempt: item.headers.attempt, attemptedAt: started, outcome: label,
                           provider: request.provider, providerStatus: status, providerReason: reason,
-                          latencyMilliseconds: latency, tier: item.source.tier)
+                          latencyMilliseconds: latency, tier: item.source.tier, campaign: item.notification.campaign)
         }
         switch result {
         case .failure(let error):
+            if let stopped = error as? ProviderError, stopped.kind == .gateClosed {
+                outcome.deliveries.append(item.cancelledRecord(stopped.message, at: Date()))
+                return outcome
+            }
             if let webPush = error as? WebPushError, let reason = Self.unsendableReason(webPush) {
                 // Sealing refused the message before any request: keys no browser made (a point
                 // off the curve), an endpoint outside the allowed push services, or a payload
@@ -164,7 +181,7 @@ final class DeliverySender: Sendable {
                     key: item.key, app: item.notification.app, platform: item.recipient.platform, status: .accepted,
                     attempts: 1, providerStatus: response.status, providerReason: nil, providerMessageID: messageID,
                     detail: nil, enqueuedAt: item.enqueuedAt, firstAttemptAt: started, lastAttemptAt: started,
-                    acceptedAt: now, finalAt: now))
+                    acceptedAt: now, finalAt: now, campaign: item.notification.campaign))
                 // Two clocks end here: the producer's created_at, and the Kafka timestamp
                 // of the intake message this send came from (a retry's or a parked
                 // message's timestamp is not when the notification was enqueued).
@@ -238,7 +255,7 @@ final class DeliverySender: Sendable {
         case .signing: "signing"
         case .invalidKey: "invalid_key"
         case .invalidServiceAccount: "invalid_service_account"
-        case .circuitOpen, .rateLimited, .providerTokenThrottled, .credentialsRejected, .invalidConfiguration: nil
+        case .circuitOpen, .rateLimited, .providerTokenThrottled, .credentialsRejected, .invalidConfiguration, .gateClosed: nil
         }
     }
 

@@ -12,8 +12,31 @@ struct RetryScheduler: Sendable {
 
     /// Retries and parks what the part's sends left to do.
     func schedule(_ outcome: inout BatchOutcome) {
+        endCancelled(&outcome)
         scheduleRetries(&outcome)
         park(&outcome)
+    }
+
+    /// Ends `cancelled` the deliveries that would be retried or parked but
+    /// whose campaign was cancelled since their part was decided: no retry
+    /// or parked copy is made of them.
+    private func endCancelled(_ outcome: inout BatchOutcome) {
+        guard outcome.retryNeeds.contains(where: { $0.item.stoppedBecause != nil })
+            || outcome.held.contains(where: { $0.item.stoppedBecause != nil }) else { return }
+        let now = Date()
+        var needs: [RetryNeed] = [], held: [HeldDelivery] = []
+        for need in outcome.retryNeeds {
+            guard let stopped = need.item.stoppedBecause else { needs.append(need); continue }
+            outcome.deliveries.append(need.item.cancelledRecord(
+                stopped, at: now, attempts: need.attempts, providerStatus: need.providerStatus,
+                firstAttemptAt: need.firstAttemptAt, lastAttemptAt: need.lastAttemptAt))
+        }
+        for delivery in outcome.held {
+            guard let stopped = delivery.item.stoppedBecause else { held.append(delivery); continue }
+            outcome.deliveries.append(delivery.item.cancelledRecord(stopped, at: now))
+        }
+        outcome.retryNeeds = needs
+        outcome.held = held
     }
 
     /// Turns the part's retry needs into one retry (or dead-letter) message

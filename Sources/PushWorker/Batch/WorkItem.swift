@@ -19,12 +19,16 @@ struct WorkItem: Sendable {
         let sourceKey: [UInt8]?
         /// Where the message was consumed from: its lane, retry tier or parked topic.
         let arrival: DecodedMessage.Arrival
+        /// The gate of the notification's campaign (`CampaignStops`), closed
+        /// while it is cancelled; nil without a campaign.
+        let gate: SendGate?
         /// The retry tier the message came from; nil from any other topic.
         var tier: String? { arrival.tier }
 
         init(notification: PushNotification, enqueuedAt: Date?, headers: RetryHeaders, sourceKey: [UInt8]?,
-             arrival: DecodedMessage.Arrival = .init()) {
+             arrival: DecodedMessage.Arrival = .init(), gate: SendGate? = nil) {
             self.arrival = arrival
+            self.gate = gate
             self.notification = notification
             self.enqueuedAt = enqueuedAt
             self.headers = headers
@@ -77,6 +81,17 @@ struct WorkItem: Sendable {
         }
     }
 
+    /// Why this delivery's campaign stops it, nil while it may be sent.
+    var stoppedBecause: String? { source.gate?.closedReason }
+
+    /// This delivery's `cancelled` row: its campaign was cancelled before it was
+    /// sent (again). Attempts already made in this part are counted on it.
+    func cancelledRecord(_ detail: String, at now: Date, attempts: Int = 0, providerStatus: Int? = nil,
+                         firstAttemptAt: Date? = nil, lastAttemptAt: Date? = nil) -> DeliveryRecord {
+        record(status: .cancelled, reason: CampaignStops.cancelledReason, detail: detail, at: now, attempts: attempts,
+               providerStatus: providerStatus, firstAttemptAt: firstAttemptAt, lastAttemptAt: lastAttemptAt)
+    }
+
     /// This delivery's ledger row with `status` (final ones get `finalAt`).
     func record(status: DeliveryStatus, reason: String?, detail: String?, at now: Date, attempts: Int = 0,
                 providerStatus: Int? = nil, firstAttemptAt: Date? = nil, lastAttemptAt: Date? = nil) -> DeliveryRecord {
@@ -84,6 +99,6 @@ struct WorkItem: Sendable {
             key: key, app: notification.app, platform: recipient.platform, status: status,
             attempts: attempts, providerStatus: providerStatus, providerReason: reason, providerMessageID: nil, detail: detail,
             enqueuedAt: enqueuedAt, firstAttemptAt: firstAttemptAt, lastAttemptAt: lastAttemptAt,
-            finalAt: status.isFinal ? now : nil)
+            finalAt: status.isFinal ? now : nil, campaign: notification.campaign)
     }
 }

@@ -48,11 +48,11 @@ struct LabelBudget: Sendable {
 
 extension DeliveryStatus {
     /// The `status` label of `pushfleet_notifications_sent_total`:
-    /// accepted, invalid_token, rejected, retry, parked, expired, dead_lettered
-    /// (statuses a send cannot produce become `other`).
+    /// accepted, invalid_token, rejected, retry, parked, expired, dead_lettered,
+    /// cancelled (statuses a send cannot produce become `other`).
     var sentLabel: String {
         switch self {
-        case .accepted, .invalidToken, .rejected, .expired, .deadLettered, .parked: rawValue
+        case .accepted, .invalidToken, .rejected, .expired, .deadLettered, .parked, .cancelled: rawValue
         case .retrying: "retry"
         case .pending, .delivered, .opened: LabelBudget.other
         }

@@ -86,11 +86,12 @@ public final class PushWorkerService: Service, Sendable {
                                       bulkFloor: configuration.worker.bulkFloor,
                                       interactiveReserve: configuration.worker.interactiveReserve)
         let stores = WorkerStores(pool: pool, logger: logger, observer: observer, workerID: configuration.worker.id,
-                                  registryCacheTTL: configuration.registry.cacheTTL)
+                                  registry: configuration.registry)
+        let campaigns = CampaignStops()
         let pipeline = BatchPipeline(
             stores: stores, router: router, producer: producer, permits: permits, topics: topics,
             retryPolicy: configuration.retry.policy, maxConcurrentSends: 1024, counters: counters, observer: observer,
-            logger: logger, intake: configuration.intake, registry: configuration.registry)
+            logger: logger, intake: configuration.intake, registry: configuration.registry, campaigns: campaigns)
         let lanes = Lane.allCases.compactMap { lane in
             consumers[lane].map { LaneContext(lane: lane, consumer: $0, pipeline: pipeline, router: router, permits: permits) }
         }
@@ -106,6 +107,10 @@ public final class PushWorkerService: Service, Sendable {
         var loopError: (any Error)?
         do {
             try await withGracefulShutdownHandler {
+                // The cancelled campaigns first: no batch may send to one.
+                guard await self.loadCampaignStops(campaigns, pool) else { return }
+                let watch = self.startCampaignWatch(campaigns, pool)
+                defer { watch.cancel() }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for context in lanes { group.addTask { try await self.consume(context) } }
                     try await group.waitForAll()

@@ -27,6 +27,8 @@ struct DeliveryRecord: Sendable {
     var lastAttemptAt: Date?
     var acceptedAt: Date?
     var finalAt: Date?
+    /// The notification's campaign (`deliveries.campaign`), nil for none.
+    var campaign: String? = nil
 }
 
 extension DeliveryRecord {
@@ -46,6 +48,8 @@ struct AttemptRecord: Sendable {
     var latencyMilliseconds: Double
     /// The retry tier the message came from (`5s`, `1m`, …); nil from the intake topic.
     var tier: String? = nil
+    /// The notification's campaign, nil for none.
+    var campaign: String? = nil
 }
 
 /// A token the provider said is dead.

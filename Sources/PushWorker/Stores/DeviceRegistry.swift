@@ -7,13 +7,27 @@ import PushPostgres
 /// the registry says about a token named directly (sandbox, invalid), through
 /// a short-lived cache shared with `OutcomeWriter`, which drops the tokens it
 /// changes. One query per part for each question, none when it has none.
+///
+/// A user's device is stale when it was not seen (registered or registered
+/// again, `last_seen_at`) for `staleAfter` (`registry.stale_after_days`):
+/// user-id fan-out leaves it out, as FCM asks of tokens inactive for a month.
+/// A token named directly is sent to whatever its age.
 final class DeviceRegistry: Sendable {
     private let pool: PostgresPool
     private let cache: TokenRegistryCache
+    /// How long a device may go unseen before fan-out leaves it out; nil: never.
+    let staleAfter: Duration?
 
-    init(pool: PostgresPool, cache: TokenRegistryCache) {
+    init(pool: PostgresPool, cache: TokenRegistryCache, staleAfter: Duration? = WorkerConfiguration.Registry().staleAfter) {
         self.pool = pool
         self.cache = cache
+        self.staleAfter = staleAfter
+    }
+
+    /// The oldest `last_seen_at` a device user-id fan-out takes may have (NULL: any).
+    private func seenSince(_ now: Date = Date()) -> PostgresValue {
+        guard let staleAfter else { return .null }
+        return .timestamp(now.addingTimeInterval(-staleAfter.seconds))
     }
 
     /// A device a user id resolved to.
@@ -74,10 +88,10 @@ final class DeviceRegistry: Sendable {
         return result
     }
 
-    /// How many valid (not invalidated) devices each (app, user id) has,
-    /// counted only to `maxDevicesPerUser + 1` (an index range scan that stops
-    /// there); users with none are absent. One query for the whole batch: what
-    /// `UserFanOut` plans with before any device is loaded.
+    /// How many valid (not invalidated), not stale devices each (app, user
+    /// id) has, counted only to `maxDevicesPerUser + 1` (an index range scan
+    /// that stops there); users with none are absent. One query for the whole
+    /// batch: what `UserFanOut` plans with before any device is loaded.
     func deviceCounts(of users: Set<AppUser>) async throws -> [AppUser: Int] {
         guard !users.isEmpty else { return [:] }
         let pairs = Array(users)
@@ -88,11 +102,13 @@ final class DeviceRegistry: Sendable {
                     SELECT x.a AS a, x.u AS u, (SELECT count(*) FROM (
                                SELECT 1 FROM devices c
                                 WHERE c.app = x.a AND c.user_id = x.u AND c.invalidated_at IS NULL
+                                  AND ($4::timestamptz IS NULL OR c.last_seen_at >= $4::timestamptz)
                                 LIMIT $3 + 1) l) AS n
                       FROM (SELECT DISTINCT a, u FROM unnest($1::text[], $2::text[]) AS y(a, u)) x) k
                  WHERE n > 0
                 """,
-                [.textArray(pairs.map(\.app)), .textArray(pairs.map(\.userID)), .int(Int64(UserFanOut.maxDevicesPerUser))])
+                [.textArray(pairs.map(\.app)), .textArray(pairs.map(\.userID)), .int(Int64(UserFanOut.maxDevicesPerUser)),
+                 seenSince()])
         }
         var result: [AppUser: Int] = [:]
         for row in rows.rows {
@@ -122,12 +138,13 @@ final class DeviceRegistry: Sendable {
                 CROSS JOIN LATERAL (
                     SELECT platform, token, environment, web_p256dh, web_auth FROM devices
                      WHERE app = k.a AND user_id = k.u AND invalidated_at IS NULL
+                       AND ($5::timestamptz IS NULL OR last_seen_at >= $5::timestamptz)
                      ORDER BY registered_at DESC NULLS LAST, token
                      LIMIT least(k.n, $4)) d
                 ORDER BY k.a, k.u, d.platform, d.token
                 """,
                 [.textArray(pairs.map(\.key.app)), .textArray(pairs.map(\.key.userID)),
-                 .intArray(pairs.map { Int64(max(0, $0.value)) }), .int(Int64(UserFanOut.maxDevicesPerUser))])
+                 .intArray(pairs.map { Int64(max(0, $0.value)) }), .int(Int64(UserFanOut.maxDevicesPerUser)), seenSince()])
         }
         var result: [AppUser: [UserDevice]] = [:]
         for row in rows.rows {
@@ -139,6 +156,31 @@ final class DeviceRegistry: Sendable {
         return result
     }
 
+    /// How many valid devices each of `users` has that are all stale (not
+    /// seen for `staleAfter`): asked only of users fan-out found no device
+    /// for, so their rows say why. Users with none are absent; always empty
+    /// when nothing is ever stale.
+    func staleDeviceCounts(of users: Set<AppUser>) async throws -> [AppUser: Int] {
+        guard staleAfter != nil, !users.isEmpty else { return [:] }
+        let pairs = Array(users)
+        let rows = try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                SELECT x.a AS a, x.u AS u, count(*) AS n
+                  FROM (SELECT DISTINCT a, u FROM unnest($1::text[], $2::text[]) AS y(a, u)) x
+                  JOIN devices c ON c.app = x.a AND c.user_id = x.u AND c.invalidated_at IS NULL
+                 WHERE c.last_seen_at < $3::timestamptz
+                 GROUP BY 1, 2
+                """,
+                [.textArray(pairs.map(\.app)), .textArray(pairs.map(\.userID)), seenSince()])
+        }
+        var result: [AppUser: Int] = [:]
+        for row in rows.rows {
+            guard let a = row["a"], let u = row["u"], let n = row["n"].flatMap({ Int($0) }) else { continue }
+            result[AppUser(app: a, userID: u)] = n
+        }
+        return result
+    }
 }
 
 /// A device token of an app, as the registry keys it.

@@ -16,54 +16,68 @@ extension OutcomeWriter {
             .joined(separator: ", ")
     }
 
-    /// Inserts deliveries from 16 parallel arrays ($1...$16); `foldedAttempts`
-    /// adds a 17th ($17, float8: a first attempt's round trip kept on its row,
-    /// NULL where the row's attempts are logged) and the worker (`$<worker>`)
-    /// beside each round trip (migration 0012).
+    /// The delivery columns' parallel arrays, in parameter order: the last is
+    /// the campaign (migration 0018), NULL for a notification without one.
+    static let deliveryArrays: [(type: String, name: String)] = [
+        ("uuid", "n"), ("timestamptz", "c"), ("text", "a"), ("text", "p"), ("text", "t"), ("text", "s"),
+        ("bigint", "at"), ("bigint", "ps"), ("text", "pr"), ("text", "pm"), ("text", "dt"), ("timestamptz", "eq"),
+        ("timestamptz", "fa"), ("timestamptz", "la"), ("timestamptz", "aa"), ("timestamptz", "fi"), ("text", "cp"),
+    ]
+
+    /// Inserts deliveries from the 17 parallel arrays of `deliveryArrays`
+    /// ($1...$17); `foldedAttempts` adds an 18th ($18, float8: a first
+    /// attempt's round trip kept on its row, NULL where the row's attempts are
+    /// logged) and the worker (`$<worker>`) beside each round trip (migration 0012).
     static func insertDeliveriesSQL(foldedAttempts worker: Int? = nil) -> String {
-        let arrays: [(type: String, name: String)] = [
-            ("uuid", "n"), ("timestamptz", "c"), ("text", "a"), ("text", "p"), ("text", "t"), ("text", "s"),
-            ("bigint", "at"), ("bigint", "ps"), ("text", "pr"), ("text", "pm"), ("text", "dt"), ("timestamptz", "eq"),
-            ("timestamptz", "fa"), ("timestamptz", "la"), ("timestamptz", "aa"), ("timestamptz", "fi"),
-        ] + (worker == nil ? [] : [("float8", "l")])
+        let arrays = deliveryArrays + (worker == nil ? [] : [("float8", "l")])
         return """
             INSERT INTO deliveries AS d (notification_id, created_at, app, platform, token, status, attempts,
                 provider_status, provider_reason, provider_message_id, detail, enqueued_at,
-                first_attempt_at, last_attempt_at, accepted_at, final_at, updated_at\(worker == nil ? "" : ",\n    first_attempt_latency_ms, first_attempt_worker"))
-            SELECT n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi, now()\(worker.map { ", l, CASE WHEN l IS NOT NULL THEN $\($0)::text END" } ?? "")
+                first_attempt_at, last_attempt_at, accepted_at, final_at, campaign, updated_at\(worker == nil ? "" : ",\n    first_attempt_latency_ms, first_attempt_worker"))
+            SELECT n, c, a, p, t, s, at, ps, pr, pm, dt, eq, fa, la, aa, fi, cp, now()\(worker.map { ", l, CASE WHEN l IS NOT NULL THEN $\($0)::text END" } ?? "")
             FROM (\(zipped(from: 1, arrays))) AS u
             """
     }
 
-    /// Upserts deliveries from the same 16 arrays; a final status is never overwritten.
+    /// Whether the stored row keeps its status (and the columns that go with
+    /// it) over the one written: a final status is never overwritten, except
+    /// that `cancelled` yields to the final outcome of an attempt (a send
+    /// already under way when the campaign was cancelled: what the provider
+    /// answered is what happened to the delivery).
+    static let keepsStoredStatus = """
+        (d.status IN (\(finalStatuses)) AND NOT (d.status = 'cancelled' AND EXCLUDED.attempts > 0 AND EXCLUDED.status IN (\(finalStatuses))))
+        """
+
+    /// Upserts deliveries from the same 17 arrays (`keepsStoredStatus`).
     static let upsertDeliveriesSQL = insertDeliveriesSQL() + """
 
         ON CONFLICT (notification_id, token, created_at) DO UPDATE SET
-            status = CASE WHEN d.status IN (\(finalStatuses)) THEN d.status ELSE EXCLUDED.status END,
+            status = CASE WHEN \(keepsStoredStatus) THEN d.status ELSE EXCLUDED.status END,
             attempts = d.attempts + EXCLUDED.attempts,
-            provider_status = CASE WHEN d.status IN (\(finalStatuses)) THEN d.provider_status ELSE EXCLUDED.provider_status END,
-            provider_reason = CASE WHEN d.status IN (\(finalStatuses)) THEN d.provider_reason ELSE EXCLUDED.provider_reason END,
+            provider_status = CASE WHEN \(keepsStoredStatus) THEN d.provider_status ELSE EXCLUDED.provider_status END,
+            provider_reason = CASE WHEN \(keepsStoredStatus) THEN d.provider_reason ELSE EXCLUDED.provider_reason END,
             provider_message_id = COALESCE(d.provider_message_id, EXCLUDED.provider_message_id),
-            detail = CASE WHEN d.status IN (\(finalStatuses)) THEN d.detail ELSE EXCLUDED.detail END,
+            detail = CASE WHEN \(keepsStoredStatus) THEN d.detail ELSE EXCLUDED.detail END,
             enqueued_at = COALESCE(d.enqueued_at, EXCLUDED.enqueued_at),
             first_attempt_at = COALESCE(d.first_attempt_at, EXCLUDED.first_attempt_at),
             last_attempt_at = GREATEST(d.last_attempt_at, EXCLUDED.last_attempt_at),
             accepted_at = COALESCE(d.accepted_at, EXCLUDED.accepted_at),
-            final_at = COALESCE(d.final_at, EXCLUDED.final_at),
+            final_at = CASE WHEN \(keepsStoredStatus) THEN COALESCE(d.final_at, EXCLUDED.final_at) ELSE COALESCE(EXCLUDED.final_at, d.final_at) END,
+            campaign = COALESCE(d.campaign, EXCLUDED.campaign),
             updated_at = now()
         """
 
-    /// Appends attempts from 11 parallel arrays and the worker id (a scalar)
-    /// starting at parameter `$first`.
+    /// Appends attempts from 12 parallel arrays (the last the campaign) and
+    /// the worker id (a scalar) starting at parameter `$first`.
     static func insertAttemptsSQL(first: Int = 1) -> String {
         let arrays: [(type: String, name: String)] = [
             ("uuid", "n"), ("timestamptz", "c"), ("text", "t"), ("bigint", "at"), ("timestamptz", "aa"), ("text", "o"),
-            ("text", "p"), ("bigint", "ps"), ("text", "pr"), ("float8", "l"), ("text", "ti"),
+            ("text", "p"), ("bigint", "ps"), ("text", "pr"), ("float8", "l"), ("text", "ti"), ("text", "cp"),
         ]
         return """
             INSERT INTO delivery_attempt_log (notification_id, created_at, token, attempt, attempted_at, outcome,
-                provider, provider_status, provider_reason, latency_ms, tier, worker)
-            SELECT n, c, t, at, aa, o, p, ps, pr, l, ti, $\(first + 11)::text
+                provider, provider_status, provider_reason, latency_ms, tier, campaign, worker)
+            SELECT n, c, t, at, aa, o, p, ps, pr, l, ti, cp, $\(first + arrays.count)::text
             FROM (\(zipped(from: first, arrays))) AS u
             """
     }
@@ -80,9 +94,11 @@ extension OutcomeWriter {
     }
 
     /// The three writes as one statement: data-modifying CTEs run in one snapshot
-    /// and commit together, so a batch's deliveries, attempts and ids land (or not) as one.
+    /// and commit together, so a batch's deliveries, attempts and ids land (or
+    /// not) as one. Deliveries $1...$17, attempts $18...$30 (12 arrays and the
+    /// worker), ids $31, $32.
     static let deliveriesAndAttemptsSQL = """
-        WITH d AS (\(upsertDeliveriesSQL)), a AS (\(insertAttemptsSQL(first: 17))), i AS (\(insertNotificationIDsSQL(first: 29)))
+        WITH d AS (\(upsertDeliveriesSQL)), a AS (\(insertAttemptsSQL(first: 18))), i AS (\(insertNotificationIDsSQL(first: 31)))
         SELECT 1
         """
 
@@ -90,15 +106,15 @@ extension OutcomeWriter {
     /// ledger (no row can exist for them): plain inserts into `deliveries`
     /// and `notification_ids`, without the speculative insertion ON CONFLICT
     /// needs (~2.5 µs a delivery row here), and the first attempts that ended
-    /// their deliveries kept on the delivery rows (migration 0012): a 17th
-    /// array ($17, float8, NULL where the row's attempts are logged)
-    /// of round trips, the worker ($29) beside each, the other attempts logged
-    /// from $18. A row that exists after all (another writer since the
-    /// lookup) fails the statement with 23505; the caller then writes the
-    /// batch with `deliveriesAndAttemptsSQL`, every attempt logged.
+    /// their deliveries kept on the delivery rows (migration 0012): an 18th
+    /// array ($18, float8, NULL where the row's attempts are logged)
+    /// of round trips, the worker ($31) beside each, the other attempts logged
+    /// from $19, the ids at $32, $33. A row that exists after all (another
+    /// writer since the lookup) fails the statement with 23505; the caller
+    /// then writes the batch with `deliveriesAndAttemptsSQL`, every attempt logged.
     static let freshFoldedDeliveriesAndAttemptsSQL = """
-        WITH d AS (\(insertDeliveriesSQL(foldedAttempts: 29))), a AS (\(insertAttemptsSQL(first: 18))),
-             i AS (\(insertNotificationIDsSQL(first: 30, fresh: true)))
+        WITH d AS (\(insertDeliveriesSQL(foldedAttempts: 31))), a AS (\(insertAttemptsSQL(first: 19))),
+             i AS (\(insertNotificationIDsSQL(first: 32, fresh: true)))
         SELECT 1
         """
 
@@ -149,7 +165,7 @@ extension OutcomeWriter {
     static func isFoldable(_ status: DeliveryStatus) -> Bool {
         switch status {
         case .accepted, .invalidToken, .rejected: true
-        case .pending, .retrying, .parked, .delivered, .opened, .expired, .deadLettered: false
+        case .pending, .retrying, .parked, .delivered, .opened, .expired, .deadLettered, .cancelled: false
         }
     }
 
@@ -184,6 +200,7 @@ extension OutcomeWriter {
             .timestampArray(records.map(\.lastAttemptAt)),
             .timestampArray(records.map(\.acceptedAt)),
             .timestampArray(records.map(\.finalAt)),
+            .textArray(records.map(\.campaign)),
         ]
     }
 
@@ -200,6 +217,7 @@ extension OutcomeWriter {
             .textArray(attempts.map { $0.providerReason?.storableText }),
             .doubleArray(attempts.map(\.latencyMilliseconds)),
             .textArray(attempts.map(\.tier)),
+            .textArray(attempts.map(\.campaign)),
             .text(worker.storableText),
         ]
     }

@@ -16,11 +16,11 @@ struct WorkerStores: Sendable {
 
     init(pool: PostgresPool, logger: Logger, observer: any WorkerObserver = NoWorkerObserver(),
          workerID: String = WorkerConfiguration.Worker().id,
-         registryCacheTTL: Duration = WorkerConfiguration.Registry().cacheTTL) {
-        let cache = TokenRegistryCache(ttl: registryCacheTTL)
+         registry settings: WorkerConfiguration.Registry = WorkerConfiguration.Registry()) {
+        let cache = TokenRegistryCache(ttl: settings.cacheTTL)
         registryCache = cache
         ledger = LedgerStore(pool: pool)
-        registry = DeviceRegistry(pool: pool, cache: cache)
+        registry = DeviceRegistry(pool: pool, cache: cache, staleAfter: settings.staleAfter)
         writer = OutcomeWriter(pool: pool, registryCache: cache, logger: logger, observer: observer, workerID: workerID)
     }
 }
