@@ -18,16 +18,6 @@ extension ProviderGuard {
         }
     }
 
-    /// Whether the circuit is not closed: open (its cool-down may be over, the
-    /// next send being the probe) or half-open. Parked sends then go one at a
-    /// time, so a failed probe re-parks one message, not every held one.
-    func isRecovering() -> Bool {
-        state.withLock { state in
-            if case .closed = state.breaker.state { return false }
-            return true
-        }
-    }
-
     /// Sets the rate-limit ceiling (a replica's share of a fleet-wide quota).
     func setRateCeiling(_ perSecond: Double) {
         let now = ContinuousClock.now
@@ -50,8 +40,6 @@ extension Date {
 public protocol ProviderHolding: Sendable {
     /// When the client can take a send again (nil: now).
     func heldUntil(now: ContinuousClock.Instant) -> ContinuousClock.Instant?
-    /// Whether the client's circuit is not closed (see `ProviderGuard.isRecovering`).
-    func isRecovering() -> Bool
     /// Sets the client's rate-limit ceiling, in requests per second.
     func setRateCeiling(_ perSecond: Double)
     /// The client's rate-limit ceiling, nil when unlimited.
@@ -60,7 +48,6 @@ public protocol ProviderHolding: Sendable {
 
 extension APNsClient: ProviderHolding {
     public func heldUntil(now: ContinuousClock.Instant) -> ContinuousClock.Instant? { guardian.heldUntil(now: now) }
-    public func isRecovering() -> Bool { guardian.isRecovering() }
     public func setRateCeiling(_ perSecond: Double) { guardian.setRateCeiling(perSecond) }
     public var rateCeiling: Double? { guardian.rateCeiling }
 }
@@ -69,7 +56,6 @@ extension FCMClient: ProviderHolding {
     public func heldUntil(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         [guardian.heldUntil(now: now), tokens.cache.failingUntil().map { $0.instant(clockNow: now) }].compactMap { $0 }.max()
     }
-    public func isRecovering() -> Bool { guardian.isRecovering() }
     public func setRateCeiling(_ perSecond: Double) { guardian.setRateCeiling(perSecond) }
     public var rateCeiling: Double? { guardian.rateCeiling }
 }
@@ -78,7 +64,6 @@ extension HMSClient: ProviderHolding {
     public func heldUntil(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         [guardian.heldUntil(now: now), tokens.cache.failingUntil().map { $0.instant(clockNow: now) }].compactMap { $0 }.max()
     }
-    public func isRecovering() -> Bool { guardian.isRecovering() }
     public func setRateCeiling(_ perSecond: Double) { guardian.setRateCeiling(perSecond) }
     public var rateCeiling: Double? { guardian.rateCeiling }
 }

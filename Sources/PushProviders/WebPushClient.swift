@@ -164,11 +164,6 @@ public final class WebPushClient: Sendable {
         guards.withLock { $0[service] }?.heldUntil(now: now)
     }
 
-    /// Whether the circuit for the push service `service` is not closed (see `ProviderGuard.isRecovering`).
-    public func isRecovering(service: String) -> Bool {
-        guards.withLock { $0[service] }?.isRecovering() ?? false
-    }
-
     /// The most guards kept for origins when no allow-list bounds them.
     static let maxUnlistedServices = 1_024
 

@@ -111,17 +111,6 @@ final class ProviderRouter: Sendable {
         }
     }
 
-    /// Whether `party`'s client's circuit is not closed (false when it has no client).
-    func isRecovering(_ party: HeldParty) -> Bool {
-        guard let clients = apps[party.app] else { return false }
-        switch party.provider {
-        case .apns: return clients.apns?.isRecovering() ?? false
-        case .fcm: return clients.fcm?.isRecovering() ?? false
-        case .hms: return clients.hms?.isRecovering() ?? false
-        case .webpush: return party.host.map { clients.webpush?.isRecovering(service: $0) ?? false } ?? false
-        }
-    }
-
     /// The provider clients with a fleet-wide quota, with that quota in
     /// requests per second.
     private var fleetQuotas: [(client: any ProviderHolding, quota: Int)] {

@@ -119,23 +119,6 @@ final class ParkingTests: XCTestCase {
         XCTAssertEqual(delayed.heldBytes, 0)
     }
 
-    /// Coming out of an open circuit, one parked message per party goes (the
-    /// probe) and the party's others wait a second for its answer; another
-    /// party is not paced, and a closed circuit lets everything through.
-    func testParkedMessagesOfARecoveringPartyGoOneAtATime() {
-        var pacing = ProbePacing()
-        let fcm = HeldParty(provider: .fcm, app: "a"), apns = HeldParty(provider: .apns, app: "a")
-        let now = Date()
-        XCTAssertNil(pacing.due(for: fcm, recovering: true, now: now), "the first goes: it is the probe")
-        XCTAssertEqual(pacing.due(for: fcm, recovering: true, now: now), now.addingTimeInterval(ProbePacing.spacing))
-        XCTAssertEqual(pacing.due(for: fcm, recovering: true, now: now.addingTimeInterval(0.5)), now.addingTimeInterval(ProbePacing.spacing))
-        XCTAssertNil(pacing.due(for: apns, recovering: true, now: now), "another party has its own probe")
-        XCTAssertNil(pacing.due(for: fcm, recovering: true, now: now.addingTimeInterval(1)), "a second later, the next probe")
-        XCTAssertNil(pacing.due(for: fcm, recovering: false, now: now.addingTimeInterval(1.1)), "closed: no pacing")
-        XCTAssertNil(pacing.due(for: fcm, recovering: false, now: now.addingTimeInterval(1.1)))
-        XCTAssertNil(pacing.lastLetThrough[fcm])
-    }
-
     func testDueTimesTrustAParkedHeaderOnlyUpToTheLongestPark() throws {
         let router = try ProviderRouter(configuration: WorkerConfiguration(), logger: MigratedDatabase.logger)
         defer { router.shutdown() }

@@ -10,8 +10,6 @@ struct DueTimes: Sendable {
     let topics: TopicNames
     /// Asked, for a parked message, when its app's provider can take a send again.
     let router: ProviderRouter
-    /// Parked messages of a party coming out of an open circuit go one at a time.
-    let pacing = Locked(ProbePacing())
 
     /// nil: now. A due time in a header is trusted only up to the longest
     /// wait the fleet itself writes from `now` (a tier's delay, the longest
@@ -23,9 +21,7 @@ struct DueTimes: Sendable {
         let clockNow = ContinuousClock.now
         let providerFree = headers.held.flatMap { router.heldUntil($0, now: clockNow) }
             .map { now.addingTimeInterval(($0 - clockNow).seconds) }
-        if let due = [parkedUntil, providerFree].compactMap({ $0 }).max(), due > now { return due }
-        guard let party = headers.held else { return nil }
-        let recovering = router.isRecovering(party)
-        return pacing.withLock { $0.due(for: party, recovering: recovering, now: now) }
+        let due = [parkedUntil, providerFree].compactMap { $0 }.max()
+        return due.flatMap { $0 > now ? $0 : nil }
     }
 }
