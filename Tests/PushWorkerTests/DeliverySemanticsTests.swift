@@ -219,6 +219,10 @@ final class DeliverySemanticsTests: XCTestCase {
         XCTAssertEqual(retries.count, 1)
         try await store.writer.write(first)
         XCTAssertEqual(stack.apnsRequests, 1)
+        // The backlog gauges read it: waiting on a tier is unfinished, which consumer lag cannot show.
+        let backlog = try await LedgerStore(pool: stack.pool).unfinished()
+        XCTAssertEqual(backlog.byStatus["retrying"], 1)
+        XCTAssertNotNil(backlog.oldest)
 
         let repeated = try await processor.outcome(of: [Self.message(id: id, tokens: [token], offset: 8)])
         try await store.writer.write(repeated)
@@ -232,6 +236,8 @@ final class DeliverySemanticsTests: XCTestCase {
         ])
         XCTAssertEqual(fromTier.deliveries.map(\.status), [.accepted], "the retry tier's copy is sent")
         try await store.writer.write(fromTier)
+        let after = try await LedgerStore(pool: stack.pool).unfinished()
+        XCTAssertNil(after.byStatus["retrying"], "final: no longer in the backlog")
         XCTAssertEqual(stack.apnsRequests, 2)
 
         let late = try await processor.outcome(of: [Self.message(id: id, tokens: [token], offset: 9)])
