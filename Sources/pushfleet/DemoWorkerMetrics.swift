@@ -9,8 +9,7 @@ struct DemoWorkerMetrics {
     let directory: String
     let logger: Logger
 
-    /// One sample: the labels as written (`{topic="push.parked",partition="0"}`) and the value.
-    typealias Sample = (labels: String, value: Double)
+    typealias Sample = MetricsExposition.Sample
 
     /// The ports the workers' logs name, by log file, in file order.
     func ports() -> [(worker: String, port: Int)] {
@@ -34,21 +33,9 @@ struct DemoWorkerMetrics {
         for (worker, port) in ports() {
             guard let response = try? await client.execute(HTTPRequest(method: "GET", url: "http://127.0.0.1:\(port)/metrics")),
                   response.status == 200 else { continue }
-            out.append((worker, Self.parse(String(decoding: response.body, as: UTF8.self))))
+            out.append((worker, MetricsExposition.parse(String(decoding: response.body, as: UTF8.self))))
         }
         return out
-    }
-
-    /// Prometheus text exposition: `name{labels} value` lines, comments skipped.
-    static func parse(_ text: String) -> [String: [Sample]] {
-        var samples: [String: [Sample]] = [:]
-        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
-            let series = line[..<space]
-            let name = series.prefix { $0 != "{" }
-            samples[String(name), default: []].append((String(series.dropFirst(name.count)), value))
-        }
-        return samples
     }
 
     /// Each worker's share of the fleet-wide quotas (`pushfleet_quota_share`), by worker.

@@ -37,22 +37,12 @@ struct FleetStatus {
 
     /// The circuits a Prometheus exposition shows half-open (1) or open (2).
     static func circuits(inExposition text: String, worker: String) -> [Circuit] {
-        var found: [Circuit] = []
-        for line in text.split(separator: "\n") where line.hasPrefix("pushfleet_circuit_state{") {
-            guard let close = line.lastIndex(of: "}") else { continue }
-            let labels = line[line.index(line.startIndex, offsetBy: "pushfleet_circuit_state{".count)..<close]
-            let value = Double(line[line.index(after: close)...].trimmingCharacters(in: .whitespaces)) ?? 0
-            guard value >= 1 else { continue }
-            var pairs: [String: String] = [:]
-            for pair in labels.split(separator: ",") {
-                let parts = pair.split(separator: "=", maxSplits: 1)
-                guard parts.count == 2 else { continue }
-                pairs[String(parts[0])] = String(parts[1]).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            }
-            found.append(Circuit(worker: worker, provider: pairs["provider"] ?? "?", app: pairs["app"] ?? "?",
-                                 host: pairs["host"] ?? "?", state: value >= 2 ? "open" : "half_open"))
+        (MetricsExposition.parse(text)["pushfleet_circuit_state"] ?? []).compactMap { sample in
+            guard sample.value >= 1 else { return nil }
+            let labels = MetricsExposition.labels(sample.labels)
+            return Circuit(worker: worker, provider: labels["provider"] ?? "?", app: labels["app"] ?? "?",
+                           host: labels["host"] ?? "?", state: sample.value >= 2 ? "open" : "half_open")
         }
-        return found
     }
 
     func text() -> String {

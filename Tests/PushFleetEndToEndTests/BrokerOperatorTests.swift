@@ -98,6 +98,15 @@ final class BrokerOperatorTests: XCTestCase {
         XCTAssertEqual(laneNames, ["bulk", "interactive"], statusJSON)
         XCTAssertEqual(intakeLag, 0, "the worker read and committed the replayed dead letters: \(statusJSON)")
         XCTAssertEqual(unfinished, 0, statusJSON)
+        // Circuits come from the workers' own /metrics: this worker's are all closed.
+        let listen = worker.process.log.split(separator: "\n").first { $0.contains("metrics and health listening") }
+            .flatMap { line in (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["metadata"] as? [String: String] }?[
+                "observability.listen"]
+        let circuits = try await broker.run(binary, ["status", "--config", fleet.directory + "/worker.json",
+                                                     "--metrics", "http://\(try XCTUnwrap(listen, worker.process.log))/metrics"],
+                                            timeout: .seconds(60))
+        XCTAssertEqual(circuits.status, 0, circuits.output)
+        XCTAssertTrue(circuits.output.contains("circuits: all closed in the 1 worker(s) read"), circuits.output)
         let status = await worker.process.stop()
         XCTAssertEqual(status, 0, "the worker exits 0 on SIGTERM:\n\(worker.process.log.suffix(3000))")
 
