@@ -26,7 +26,7 @@ public final class CampaignStops: Sendable {
             self.at = at
         }
 
-        /// The `detail` of a delivery row this stop ends: who, when, why.
+        /// The `detail` of a delivery row the cancellation ends: who, when, why.
         public func detail(campaign: String) -> String {
             var text = "campaign \(campaign) cancelled by \(by) at \(Timestamps.format(at))"
             if let reason, !reason.isEmpty { text += ": " + reason }
