@@ -82,7 +82,8 @@ public struct CircuitBreaker: Sendable {
     public private(set) var timesOpened = 0
     private var buckets: [Bucket] = []
     private var probesInFlight = 0
-    private var probeSuccesses = 0
+    /// Probes that succeeded since the circuit went half-open.
+    public private(set) var probeSuccesses = 0
     private var origin: ContinuousClock.Instant?
     static let bucketCount: Int64 = 10
 
@@ -149,6 +150,17 @@ extension CircuitBreaker {
         }
     }
 
+    /// Probes still to go out for the circuit to close if they all succeed:
+    /// none while closed, all of them while open; while half-open, the
+    /// successes still needed less the probes in flight.
+    public var probesToSend: Int {
+        switch state {
+        case .closed: 0
+        case .open: configuration.halfOpenProbes
+        case .halfOpen: max(0, configuration.halfOpenProbes - probeSuccesses - probesInFlight)
+        }
+    }
+
     private mutating func takeProbe() -> Bool {
         guard probesInFlight < configuration.halfOpenProbes else { return false }
         probesInFlight += 1
@@ -158,6 +170,8 @@ extension CircuitBreaker {
     private mutating func open(now: ContinuousClock.Instant) -> State {
         state = .open(until: now + configuration.openDuration)
         timesOpened += 1
+        probesInFlight = 0
+        probeSuccesses = 0
         buckets.removeAll()
         return state
     }

@@ -2,19 +2,17 @@ import Foundation
 import PushCore
 
 extension ProviderGuard {
-    /// When this client can take a send again, nil when it can now: the end
-    /// of an open circuit's cool-down; a second later while half-open probes
-    /// are out (their outcome decides); the end of a rate-limit pause or
-    /// reservation longer than a send waits (`maxRateLimitWait`).
-    func heldUntil(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+    /// When a parked send of this client may come back, nil when it may now
+    /// (and it is then counted: while the circuit recovers, only as many go
+    /// as probes are still to send, `ProbeReleases`): the end of an open
+    /// circuit's cool-down; a second later while the probes out decide; the
+    /// end of a rate-limit pause or reservation longer than a send waits
+    /// (`maxRateLimitWait`).
+    func releaseParked(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         state.withLock { state in
-            switch state.breaker.state {
-            case .open(let until) where until > now: return until
-            case .halfOpen where !state.breaker.hasProbeSlot: return now + .seconds(1)
-            default: break
-            }
-            guard let free = state.limiter.nextFree(now: now), free - now > policy.maxRateLimitWait else { return nil }
-            return free
+            if case .open(let until) = state.breaker.state, until > now { return until }
+            if let free = state.limiter.nextFree(now: now), free - now > policy.maxRateLimitWait { return free }
+            return state.releases.release(state.breaker, now: now) ? nil : now + .seconds(1)
         }
     }
 
@@ -38,8 +36,9 @@ extension Date {
 /// A provider client's holds and quota share, for the worker's parking and
 /// its share of a fleet-wide quota.
 public protocol ProviderHolding: Sendable {
-    /// When the client can take a send again (nil: now).
-    func heldUntil(now: ContinuousClock.Instant) -> ContinuousClock.Instant?
+    /// When a parked send may come back (nil: now, and it is counted as
+    /// let back; see `ProviderGuard.releaseParked`).
+    func releaseParked(now: ContinuousClock.Instant) -> ContinuousClock.Instant?
     /// Sets the client's rate-limit ceiling, in requests per second.
     func setRateCeiling(_ perSecond: Double)
     /// The client's rate-limit ceiling, nil when unlimited.
@@ -47,22 +46,22 @@ public protocol ProviderHolding: Sendable {
 }
 
 extension APNsClient: ProviderHolding {
-    public func heldUntil(now: ContinuousClock.Instant) -> ContinuousClock.Instant? { guardian.heldUntil(now: now) }
+    public func releaseParked(now: ContinuousClock.Instant) -> ContinuousClock.Instant? { guardian.releaseParked(now: now) }
     public func setRateCeiling(_ perSecond: Double) { guardian.setRateCeiling(perSecond) }
     public var rateCeiling: Double? { guardian.rateCeiling }
 }
 
 extension FCMClient: ProviderHolding {
-    public func heldUntil(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        [guardian.heldUntil(now: now), tokens.cache.failingUntil().map { $0.instant(clockNow: now) }].compactMap { $0 }.max()
+    public func releaseParked(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        tokens.cache.failingUntil().map { $0.instant(clockNow: now) } ?? guardian.releaseParked(now: now)
     }
     public func setRateCeiling(_ perSecond: Double) { guardian.setRateCeiling(perSecond) }
     public var rateCeiling: Double? { guardian.rateCeiling }
 }
 
 extension HMSClient: ProviderHolding {
-    public func heldUntil(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        [guardian.heldUntil(now: now), tokens.cache.failingUntil().map { $0.instant(clockNow: now) }].compactMap { $0 }.max()
+    public func releaseParked(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        tokens.cache.failingUntil().map { $0.instant(clockNow: now) } ?? guardian.releaseParked(now: now)
     }
     public func setRateCeiling(_ perSecond: Double) { guardian.setRateCeiling(perSecond) }
     public var rateCeiling: Double? { guardian.rateCeiling }

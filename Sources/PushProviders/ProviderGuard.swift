@@ -9,6 +9,8 @@ final class ProviderGuard: Sendable {
     struct State: Sendable {
         var limiter: TokenBucketLimiter
         var breaker: CircuitBreaker
+        /// Parked sends let back while the circuit recovers.
+        var releases = ProbeReleases()
         var stats = ProviderClientStats()
     }
 

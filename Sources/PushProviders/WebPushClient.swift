@@ -157,11 +157,12 @@ public final class WebPushClient: Sendable {
         }
     }
 
-    /// When the push service `service` (as a held send's error named it,
-    /// `ProviderError.host`) can take a send again; nil when it can now, or
-    /// when no guard is kept for it (none refused anything lately).
-    public func heldUntil(service: String, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        guards.withLock { $0[service] }?.heldUntil(now: now)
+    /// When a parked send to the push service `service` (as a held send's
+    /// error named it, `ProviderError.host`) may come back; nil when it may
+    /// now (counted, see `ProviderGuard.releaseParked`), or when no guard is
+    /// kept for it (none refused anything lately).
+    public func releaseParked(service: String, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        guards.withLock { $0[service] }?.releaseParked(now: now)
     }
 
     /// The most guards kept for origins when no allow-list bounds them.

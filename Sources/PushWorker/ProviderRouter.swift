@@ -99,15 +99,17 @@ final class ProviderRouter: Sendable {
 
     func clients(for app: String) -> AppClients? { apps[app] }
 
-    /// When `party`'s client can take a send again; nil when it can now, or
-    /// when the party has no client (the pipeline then records why).
-    func heldUntil(_ party: HeldParty, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+    /// When a parked send of `party` may come back; nil when it may now (it
+    /// is then counted as let back: while the party's circuit recovers only
+    /// its probes go), or when the party has no client (the pipeline then
+    /// records why).
+    func releaseParked(_ party: HeldParty, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         guard let clients = apps[party.app] else { return nil }
         switch party.provider {
-        case .apns: return clients.apns?.heldUntil(now: now)
-        case .fcm: return clients.fcm?.heldUntil(now: now)
-        case .hms: return clients.hms?.heldUntil(now: now)
-        case .webpush: return party.host.flatMap { clients.webpush?.heldUntil(service: $0, now: now) }
+        case .apns: return clients.apns?.releaseParked(now: now)
+        case .fcm: return clients.fcm?.releaseParked(now: now)
+        case .hms: return clients.hms?.releaseParked(now: now)
+        case .webpush: return party.host.flatMap { clients.webpush?.releaseParked(service: $0, now: now) }
         }
     }
 

@@ -104,8 +104,8 @@ final class ParkingTests: XCTestCase {
         func message(_ offset: Int64) -> KafkaMessage {
             KafkaMessage(topic: tp.topic, partition: tp.partition, offset: offset, key: nil, value: [1])
         }
-        XCTAssertTrue(delayed.hold(message(0), dueAt: now.addingTimeInterval(1), now: now))
-        XCTAssertTrue(delayed.hold(message(1), dueAt: nil, now: now), "behind a held message: held too")
+        XCTAssertTrue(delayed.hold(message(0), now: now, due: { now.addingTimeInterval(1) }))
+        XCTAssertTrue(delayed.hold(message(1), now: now, due: { nil }), "behind a held message: held too")
         var released: [Int64] = []
         // Due, but its provider is still down for 30 s: kept, and the one behind it too.
         var emptied = delayed.due(at: now.addingTimeInterval(2), recheck: { _ in now.addingTimeInterval(30) }) { released += $0.map(\.offset) }
@@ -145,7 +145,7 @@ final class ParkingTests: XCTestCase {
         let intake = KafkaTopicPartition(topic: "push.notifications", partition: 0)
         for offset in 0..<Int64(600) {
             XCTAssertTrue(delayed.hold(KafkaMessage(topic: parked.topic, partition: 0, offset: offset, key: nil, value: [1]),
-                                       dueAt: now.addingTimeInterval(30), now: now))
+                                       now: now, due: { now.addingTimeInterval(30) }))
         }
         XCTAssertEqual(delayed.heldCount, 600)
         let working = delayed.working([parked: 600, intake: 10])

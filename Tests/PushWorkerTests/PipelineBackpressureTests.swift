@@ -58,15 +58,17 @@ final class PipelineBackpressureTests: XCTestCase {
             KafkaMessage(topic: tp.topic, partition: tp.partition, offset: offset, key: [1, 2], value: [UInt8](repeating: 0, count: bytes),
                          headers: [("pushfleet-attempt", Array("2".utf8))])
         }
-        XCTAssertFalse(delayed.hold(message(a, 0, bytes: 100), dueAt: now, now: now), "due now: not held")
+        let dueAt: [Int64: Date] = [0: now, 1: now + 5, 2: now + 10]
+        func due(_ m: KafkaMessage) -> Date? { m.topic == b.topic && m.partition == b.partition ? now + 5 : dueAt[m.offset] }
+        XCTAssertFalse(delayed.hold(message(a, 0, bytes: 100), now: now, due: { now }), "due now: not held")
         XCTAssertEqual(delayed.heldBytes, 0)
-        XCTAssertTrue(delayed.hold(message(a, 1, bytes: 100), dueAt: now + 5, now: now))
-        XCTAssertTrue(delayed.hold(message(a, 2, bytes: 50), dueAt: now + 10, now: now))
-        XCTAssertTrue(delayed.hold(message(b, 0, bytes: 1_000), dueAt: now + 5, now: now))
+        XCTAssertTrue(delayed.hold(message(a, 1, bytes: 100), now: now, due: { now + 5 }))
+        XCTAssertTrue(delayed.hold(message(a, 2, bytes: 50), now: now, due: { XCTFail("held behind: not asked yet"); return nil }))
+        XCTAssertTrue(delayed.hold(message(b, 0, bytes: 1_000), now: now, due: { now + 5 }))
         let overhead = 2 + "pushfleet-attempt".utf8.count + 1
         XCTAssertEqual(delayed.heldBytes, 1_150 + 3 * overhead)
         var released: [KafkaMessage] = []
-        XCTAssertEqual(Set(delayed.due(at: now + 6, releaseInto: { released += $0 })), [b])
+        XCTAssertEqual(Set(delayed.due(at: now + 6, recheck: due, releaseInto: { released += $0 })), [b])
         XCTAssertEqual(released.map(\.offset).sorted(), [0, 1])
         XCTAssertEqual(delayed.heldBytes, 50 + overhead, "a's second message is still held")
         delayed.drop([a])

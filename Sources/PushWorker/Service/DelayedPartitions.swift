@@ -24,15 +24,17 @@ struct DelayedPartitions {
         inFlight.reduce(into: [:]) { out, entry in out[entry.key] = max(0, entry.value - (held[entry.key]?.count ?? 0)) }
     }
 
-    /// Holds `message` if its partition is held already or it is not due.
-    mutating func hold(_ message: KafkaMessage, dueAt: Date?, now: Date) -> Bool {
+    /// Holds `message` if its partition is held already (it is looked at
+    /// when it comes first) or it is not due; `due` is asked only when the
+    /// message would go on a nil answer.
+    mutating func hold(_ message: KafkaMessage, now: Date, due: () -> Date?) -> Bool {
         let tp = message.topicPartition
         if held[tp] != nil {
-            held[tp]?.append((message, dueAt))
+            held[tp]?.append((message, nil))
             heldBytes += message.byteCount
             return true
         }
-        guard let dueAt, dueAt > now else { return false }
+        guard let dueAt = due(), dueAt > now else { return false }
         held[tp] = [(message, dueAt)]
         heldBytes += message.byteCount
         newlyPaused.insert(tp)
@@ -45,10 +47,11 @@ struct DelayedPartitions {
     }
 
     /// Releases what is due; returns the partitions now empty (to resume).
-    /// A message whose held due time has come is asked about again
-    /// (`recheck`: its due time now, nil for now): one still held keeps its
-    /// place, with its new due time, and everything behind it waits.
-    mutating func due(at now: Date, recheck: (KafkaMessage) -> Date? = { _ in nil },
+    /// A message whose held due time has come, or that was held behind
+    /// another and now comes first, is asked about (`recheck`: its due time
+    /// now, nil for now): one still held keeps its place, with its new due
+    /// time, and everything behind it waits.
+    mutating func due(at now: Date, recheck: (KafkaMessage) -> Date?,
                       releaseInto release: ([KafkaMessage]) -> Void) -> [KafkaTopicPartition] {
         var emptied: [KafkaTopicPartition] = []
         for (tp, entries) in held {

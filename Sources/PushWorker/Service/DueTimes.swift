@@ -6,9 +6,13 @@ import PushKafka
 /// pause its partition) until then: a retry at its tier's due time, a parked
 /// message once its provider can take it again and no sooner than the time
 /// it was parked until. Anything else at once.
+///
+/// Asked of a message only when the loop would send it on a nil answer: a
+/// parked message found free is counted as let back by its provider client,
+/// which lets only its probes back while its circuit recovers.
 struct DueTimes: Sendable {
     let topics: TopicNames
-    /// Asked, for a parked message, when its app's provider can take a send again.
+    /// Asked, for a parked message, whether its app's provider can take it now.
     let router: ProviderRouter
 
     /// nil: now. A due time in a header is trusted only up to the longest
@@ -17,11 +21,13 @@ struct DueTimes: Sendable {
     func due(of message: KafkaMessage, now: Date) -> Date? {
         guard topics.isParkedTopic(message.topic) else { return topics.dueTime(of: message, now: now) }
         let headers = RetryHeaders(message: message)
-        let parkedUntil = headers.dueAt.map { min($0, now.addingTimeInterval(RetryPolicy.maxParkDelay.seconds)) }
+        if let parkedUntil = headers.dueAt.map({ min($0, now.addingTimeInterval(RetryPolicy.maxParkDelay.seconds)) }),
+           parkedUntil > now {
+            return parkedUntil
+        }
         let clockNow = ContinuousClock.now
-        let providerFree = headers.held.flatMap { router.heldUntil($0, now: clockNow) }
+        return headers.held.flatMap { router.releaseParked($0, now: clockNow) }
             .map { now.addingTimeInterval(($0 - clockNow).seconds) }
-        let due = [parkedUntil, providerFree].compactMap { $0 }.max()
-        return due.flatMap { $0 > now ? $0 : nil }
+            .flatMap { $0 > now ? $0 : nil }
     }
 }

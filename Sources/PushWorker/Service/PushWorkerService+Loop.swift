@@ -86,8 +86,7 @@ extension PushWorkerService {
                 if !polled.isEmpty {
                     countConsumed(polled)
                     for message in context.book.begin(polled) {
-                        let due = dues.due(of: message, now: now)
-                        if delayed.hold(message, dueAt: due, now: now) {
+                        if delayed.hold(message, now: now, due: { dues.due(of: message, now: now) }) {
                             if delayed.justPaused(message.topicPartition), pauses.add(.delayedRetry, message.topicPartition) {
                                 try? context.consumer.pause([message.topicPartition])
                             }
