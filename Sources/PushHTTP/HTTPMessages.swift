@@ -12,16 +12,31 @@ public struct HTTPRequest: Sendable {
     /// wait for a stream slot: closed, the request is not sent (`HTTPError`
     /// `.withdrawn`). nil: always sent.
     public var gate: (any HTTPRequestGate)?
+    /// Whether the request waits behind others for a stream slot of its host.
+    public var priority: HTTPRequestPriority
 
     /// A request; `body` defaults to empty and `headers` to none.
     public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
-                gate: (any HTTPRequestGate)? = nil) {
+                gate: (any HTTPRequestGate)? = nil, priority: HTTPRequestPriority = .urgent) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.gate = gate
+        self.priority = priority
     }
+}
+
+/// The order in which a host's requests waiting for a stream slot go to
+/// libcurl once one frees: every waiting urgent request before any waiting
+/// background one, each kind in arrival order. A host's slots are few (its
+/// connections × streams per connection), and a campaign fills them: its
+/// requests wait behind the one-time code, not the other way round.
+public enum HTTPRequestPriority: Sendable, Equatable {
+    /// Someone waits for it now (the default).
+    case urgent
+    /// Bulk work: waits while urgent requests of its host wait.
+    case background
 }
 
 /// Lets a request's owner withdraw it while it still waits in the client (for

@@ -1,7 +1,8 @@
 /// Per-host admission to the multi handle (loop thread only).
 ///
 /// At most `limit` (= connections per host × streams per connection)
-/// transfers per host are handed to curl; the rest wait here in FIFO order.
+/// transfers per host are handed to curl; the rest wait here, urgent ones
+/// first (`HTTPRequestPriority`), each priority in FIFO order.
 /// libcurl 7.88 handles transfers it must queue itself (all streams busy)
 /// badly: under load such "pending" transfers lead to bursts of RST_STREAM
 /// frames on already-closed streams, which servers with rapid-reset
@@ -22,13 +23,37 @@ struct HostAdmission {
         var settled = 0
         /// A transfer was turned back from an unsettled connection.
         var held = false
-        var queue = FIFO<Transfer>()
+        var queue = WaitingTransfers()
 
         /// How many transfers curl may have now.
         func room(_ limit: Int) -> Int { held ? 0 : (settled > 0 ? limit : 1) }
 
         /// Nothing in curl, nothing waiting, no connection: the same as no entry.
         var isIdle: Bool { inFlight == 0 && settled == 0 && queue.isEmpty }
+    }
+
+    /// A host's waiting transfers: urgent ones first, each priority in order.
+    struct WaitingTransfers {
+        private var urgent = FIFO<Transfer>()
+        private var background = FIFO<Transfer>()
+
+        var isEmpty: Bool { urgent.isEmpty && background.isEmpty }
+        var elements: [Transfer] { Array(urgent.elements) + Array(background.elements) }
+
+        mutating func append(_ transfer: Transfer) {
+            if transfer.request.priority == .background { background.append(transfer) } else { urgent.append(transfer) }
+        }
+
+        /// Puts `transfer` first among its priority (a transfer turned back keeps its place).
+        mutating func prepend(_ transfer: Transfer) {
+            if transfer.request.priority == .background { background.prepend(transfer) } else { urgent.prepend(transfer) }
+        }
+
+        mutating func popFirst() -> Transfer? { urgent.popFirst() ?? background.popFirst() }
+
+        mutating func remove(_ transfer: Transfer) -> Bool {
+            transfer.request.priority == .background ? background.remove(transfer) : urgent.remove(transfer)
+        }
     }
 
     let limit: Int
@@ -124,7 +149,7 @@ struct HostAdmission {
         var all: [Transfer] = []
         for host in hosts.keys {
             all.append(contentsOf: hosts[host, default: Host()].queue.elements)
-            hosts[host, default: Host()].queue = FIFO()
+            hosts[host, default: Host()].queue = WaitingTransfers()
         }
         return all
     }

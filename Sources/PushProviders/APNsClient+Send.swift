@@ -10,13 +10,14 @@ extension APNsClient {
     /// (GOAWAY, reset); on `403 ExpiredProviderToken` / `InvalidProviderToken`
     /// signs a new token once and retries; on `429 TooManyProviderTokenUpdates`
     /// keeps the token and backs off. Any other answer is returned as is.
+    /// `priority`: its place while it waits for a stream slot of its host.
     /// - Throws: `HTTPError` for transport failures; `ProviderError` when the
     ///   circuit is open or the rate limit holds the request back (retriable,
     ///   with `retryAfter`), on token throttling (retriable), when APNs rejects
     ///   the certificate (`.credentialsRejected`, not retriable) or signing fails;
     ///   `.gateClosed` when `gate` closed before the request could go.
     public func send(_ request: ProviderRequest, environment: APNsEnvironment? = nil,
-                     gate: SendGate? = nil) async throws -> ProviderResponse {
+                     gate: SendGate? = nil, priority: HTTPRequestPriority = .urgent) async throws -> ProviderResponse {
         // Every request in flight keeps this frame: only what crosses an
         // await lives here; building the request and judging the answer are
         // synchronous and out of line.
@@ -26,7 +27,7 @@ extension APNsClient {
             try await guardian.admit()
             try guardian.pass(gate)
             let (http, token) = try prepare(request, url: url)
-            let response = try await guardian.execute(http, on: httpClient, gate: gate)
+            let response = try await guardian.execute(http, on: httpClient, gate: gate, priority: priority)
             if let answer = try judge(response, token: token, refreshed: &refreshed) { return answer }
         }
     }

@@ -75,12 +75,14 @@ public final class FCMClient: Sendable {
     /// a JSON content type, after a rate-limit slot. Re-sends at once what got
     /// no HTTP status (GOAWAY, reset); a 401 invalidates the token and is
     /// retried once; any other answer is returned as is.
+    /// `priority`: its place while it waits for a stream slot of its host.
     /// - Throws: `HTTPError` for transport failures of the send,
     ///   `ProviderError` when no access token can be had (retriable while the
     ///   token endpoint is down, with `retryAfter`), the circuit is open or
     ///   the rate limit holds the request back; `.gateClosed` when `gate`
     ///   closed before the request could go.
-    public func send(_ request: ProviderRequest, gate: SendGate? = nil) async throws -> ProviderResponse {
+    public func send(_ request: ProviderRequest, gate: SendGate? = nil,
+                     priority: HTTPRequestPriority = .urgent) async throws -> ProviderResponse {
         // Every request in flight keeps this frame: logging and header
         // building stay out of line.
         try await guardian.admit()
@@ -92,10 +94,10 @@ public final class FCMClient: Sendable {
             throw error
         }
         try guardian.pass(gate)
-        let response = try await post(request, token: token, gate: gate)
+        let response = try await post(request, token: token, gate: gate, priority: priority)
         guard response.status == 401 else { return response }
         tokenRejected(token)
-        return try await post(request, token: try await tokens.accessToken(), gate: gate)
+        return try await post(request, token: try await tokens.accessToken(), gate: gate, priority: priority)
     }
 
     @inline(never)
@@ -104,8 +106,8 @@ public final class FCMClient: Sendable {
         tokens.invalidate(token: token)
     }
 
-    private func post(_ request: ProviderRequest, token: String, gate: SendGate?) async throws -> ProviderResponse {
-        let response = try await guardian.execute(httpRequest(request, token: token), on: http, gate: gate)
+    private func post(_ request: ProviderRequest, token: String, gate: SendGate?, priority: HTTPRequestPriority) async throws -> ProviderResponse {
+        let response = try await guardian.execute(httpRequest(request, token: token), on: http, gate: gate, priority: priority)
         return ProviderResponse(status: response.status, headers: response.headers, body: response.body)
     }
 

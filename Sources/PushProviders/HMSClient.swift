@@ -100,11 +100,13 @@ public final class HMSClient: Sendable {
     /// Push Kit also answers errors with 200) invalidates it and is re-sent
     /// once with a new one; any other answer is returned as is, for
     /// `ResponseClassifier.classifyHMS`.
+    /// `priority`: its place while it waits for a stream slot of its host.
     /// - Throws: `HTTPError` for transport failures of the send,
     ///   `ProviderError` when no access token can be had, the circuit is open
     ///   or the rate limit holds the request back; `.gateClosed` when `gate`
     ///   closed before the request could go.
-    public func send(body: [UInt8], gate: SendGate? = nil) async throws -> ProviderResponse {
+    public func send(body: [UInt8], gate: SendGate? = nil,
+                     priority: HTTPRequestPriority = .urgent) async throws -> ProviderResponse {
         try await guardian.admit()
         let token: String
         do {
@@ -114,10 +116,10 @@ public final class HMSClient: Sendable {
             throw error
         }
         try guardian.pass(gate)
-        let response = try await post(body, token: token, gate: gate)
+        let response = try await post(body, token: token, gate: gate, priority: priority)
         guard Self.refusesAccessToken(response) else { return response }
         tokenRejected(token, status: response.status)
-        return try await post(body, token: try await tokens.accessToken(), gate: gate)
+        return try await post(body, token: try await tokens.accessToken(), gate: gate, priority: priority)
     }
 
     /// Whether Push Kit refused the access token itself (so a new one may help).
@@ -133,7 +135,7 @@ public final class HMSClient: Sendable {
         tokens.invalidate(token: token)
     }
 
-    private func post(_ body: [UInt8], token: String, gate: SendGate?) async throws -> ProviderResponse {
+    private func post(_ body: [UInt8], token: String, gate: SendGate?, priority: HTTPRequestPriority) async throws -> ProviderResponse {
         let request = HTTPRequest(
             method: "POST", url: sendURL,
             headers: [
@@ -141,7 +143,7 @@ public final class HMSClient: Sendable {
                 (name: "content-type", value: "application/json; charset=utf-8"),
             ],
             body: body)
-        let response = try await guardian.execute(request, on: http, gate: gate)
+        let response = try await guardian.execute(request, on: http, gate: gate, priority: priority)
         return ProviderResponse(status: response.status, headers: response.headers, body: response.body)
     }
 }

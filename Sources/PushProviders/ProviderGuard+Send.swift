@@ -11,13 +11,16 @@ extension ProviderGuard {
     /// not re-sent either: the provider may be processing it, so its status is
     /// unknown, and it is the caller's retry to make. `gate` goes with the
     /// request into the HTTP client, which looks at it right before the
-    /// request is handed to libcurl (after any wait for a stream slot).
+    /// request is handed to libcurl (after any wait for a stream slot);
+    /// `priority` decides that wait's order.
     /// - Throws: the last `HTTPError` once the re-sends are used up,
     ///   `ProviderError.gateClosed` for a request its gate withdrew, or any other.
-    func execute(_ request: HTTPRequest, on http: HTTP2Client, gate: SendGate? = nil) async throws -> HTTPResponse {
+    func execute(_ request: HTTPRequest, on http: HTTP2Client, gate: SendGate? = nil,
+                 priority: HTTPRequestPriority = .urgent) async throws -> HTTPResponse {
         // The frame holds little across the await: the decisions are out of line.
         var request = request
         request.gate = gate
+        request.priority = priority
         var resends = 0
         while true {
             noteSent()

@@ -117,15 +117,17 @@ public final class WebPushClient: Sendable {
     /// Posts a sealed request to its endpoint after a rate-limit slot of the
     /// endpoint's push service; re-sends at once what got no HTTP status; any
     /// answer is returned as is, for `ResponseClassifier.classifyWebPush`.
+    /// `priority`: its place while it waits for a stream slot of its host.
     /// - Throws: `HTTPError` for transport failures, `ProviderError` when the
     ///   push service's circuit is open or its rate limit holds the request
     ///   back; `.gateClosed` when `gate` closed before the request could go.
-    public func send(_ request: ProviderRequest, gate: SendGate? = nil) async throws -> ProviderResponse {
+    public func send(_ request: ProviderRequest, gate: SendGate? = nil,
+                     priority: HTTPRequestPriority = .urgent) async throws -> ProviderResponse {
         let guardian = try guardFor(url: request.path)
         try await guardian.admit()
         try guardian.pass(gate)
         let response = try await guardian.execute(
-            HTTPRequest(method: "POST", url: request.path, headers: request.headers, body: request.body), on: http, gate: gate)
+            HTTPRequest(method: "POST", url: request.path, headers: request.headers, body: request.body), on: http, gate: gate, priority: priority)
         return ProviderResponse(status: response.status, headers: response.headers, body: response.body)
     }
 

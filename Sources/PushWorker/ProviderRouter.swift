@@ -232,15 +232,19 @@ final class ProviderRouter: Sendable {
 
 extension ProviderRouter.AppClients {
     /// Sends through the client for `request.provider` (APNs: to the host of
-    /// `environment`), unless `gate` closes before it goes; nil when the app has none.
-    func send(_ request: ProviderRequest, environment: APNsEnvironment? = nil, gate: SendGate? = nil) async throws -> ProviderResponse? {
+    /// `environment`), unless `gate` closes before it goes; nil when the app
+    /// has none. A bulk lane's request waits behind the interactive lane's
+    /// for a stream slot of its host (`HTTPRequestPriority`).
+    func send(_ request: ProviderRequest, environment: APNsEnvironment? = nil, gate: SendGate? = nil,
+              lane: Lane = .interactive) async throws -> ProviderResponse? {
+        let priority: HTTPRequestPriority = lane == .bulk ? .background : .urgent
         switch request.provider {
-        case .apns: return try await apns?.send(request, environment: environment, gate: gate)
-        case .fcm: return try await fcm?.send(request, gate: gate)
+        case .apns: return try await apns?.send(request, environment: environment, gate: gate, priority: priority)
+        case .fcm: return try await fcm?.send(request, gate: gate, priority: priority)
         case .webpush:
             guard let webpush else { return nil }
-            return try await webpush.send(try webpush.seal(request), gate: gate)
-        case .hms: return try await hms?.send(body: request.body, gate: gate)
+            return try await webpush.send(try webpush.seal(request), gate: gate, priority: priority)
+        case .hms: return try await hms?.send(body: request.body, gate: gate, priority: priority)
         }
     }
 

@@ -6,7 +6,38 @@ import Testing
 @Suite("HostAdmission")
 struct HostAdmissionTests {
     static let host = "https://127.0.0.1:443"
-    static func transfer() -> Transfer { Transfer(request: HTTPRequest(method: "POST", url: host + "/3/device/x")) }
+    static func transfer(_ priority: HTTPRequestPriority = .urgent) -> Transfer {
+        Transfer(request: HTTPRequest(method: "POST", url: host + "/3/device/x", priority: priority))
+    }
+
+    @Test("an urgent transfer waits behind no background one for its host's next slot")
+    func urgentFirst() {
+        var admission = HostAdmission(limit: 2)
+        admission.connectionsChanged(Self.host, settled: 1)
+        let busy = admission.tryAdmit(Self.host) && admission.tryAdmit(Self.host)
+        #expect(busy)
+        // A campaign's requests queue for the host's two slots, then a one-time code arrives.
+        let campaign = (0..<100).map { _ in Self.transfer(.background) }
+        for transfer in campaign { admission.enqueue(transfer) }
+        let code = Self.transfer(.urgent), chat = Self.transfer(.urgent)
+        admission.enqueue(code)
+        admission.enqueue(chat)
+        let order = (0..<4).map { _ in admission.release(Self.host) }
+        #expect(order[0] === code, "the next free slot goes to the urgent request")
+        #expect(order[1] === chat)
+        #expect(order[2] === campaign[0] && order[3] === campaign[1], "then the campaign, in its order")
+        // One turned back keeps its place among its own priority, behind any urgent one.
+        admission.deferToFront(campaign[1])
+        let late = Self.transfer(.urgent)
+        admission.enqueue(late)
+        admission.connectionsChanged(Self.host, settled: 2)
+        let x = admission.admitWaiting(Self.host), y = admission.release(Self.host)
+        #expect(x === late && y === campaign[1])
+        let removed = admission.removeWaiting(campaign[50])
+        #expect(removed)
+        let left = admission.drainWaiting()
+        #expect(left.count == 97 && left.first === campaign[2])
+    }
 
     @Test("one transfer until a connection answered, then up to the limit")
     func probeFirst() {

@@ -82,7 +82,8 @@ final class DeliverySender: Sendable {
         let clock = ContinuousClock.now
         let result: Result<ProviderResponse?, any Error>
         do {
-            result = .success(try await clients.send(request, environment: item.environment, gate: item.source.gate))
+            result = .success(try await clients.send(request, environment: item.environment, gate: item.source.gate,
+                                                           lane: item.source.arrival.lane))
         } catch {
             result = .failure(error)
         }
