@@ -1,6 +1,9 @@
 /// The pool's bookkeeping as a pure state machine: which connections are
-/// idle, how many more may be opened, who waits (FIFO). The pool performs
-/// the returned actions (resume a waiter, open or close a connection).
+/// idle, how many more may be opened, who waits (the highest priority
+/// first, each priority in arrival order: a campaign's batches, run at a
+/// lower task priority, queue behind a one-time code's, never in front of
+/// it). The pool performs the returned actions (resume a waiter, open or
+/// close a connection).
 struct PoolStateMachine<Connection> {
     /// What a caller gets: an idle connection, or the right to open a new one.
     enum Lease {
@@ -25,7 +28,7 @@ struct PoolStateMachine<Connection> {
     private var idle: [Connection] = []
     /// Connections that may still be opened (size minus idle minus leased).
     private var openSlots: Int
-    private var waiters: [Int] = []
+    private var waiters: [(id: Int, priority: UInt8)] = []
     private(set) var isClosed = false
 
     init(size: Int) {
@@ -37,14 +40,14 @@ struct PoolStateMachine<Connection> {
 
     /// Idle connections are reused oldest-returned-last (LIFO keeps few hot);
     /// otherwise a free slot becomes a new connection; otherwise wait in line.
-    mutating func checkout(waiterID: Int) -> CheckoutAction {
+    mutating func checkout(waiterID: Int, priority: UInt8 = 0) -> CheckoutAction {
         if isClosed { return .failClosed }
         if let connection = idle.popLast() { return .lease(.existing(connection)) }
         if openSlots > 0 {
             openSlots -= 1
             return .lease(.openNew)
         }
-        waiters.append(waiterID)
+        waiters.append((waiterID, priority))
         return .wait
     }
 
@@ -55,8 +58,8 @@ struct PoolStateMachine<Connection> {
         if isClosed {
             return ReleaseAction(resume: nil, close: connection)
         }
-        if !waiters.isEmpty {
-            return ReleaseAction(resume: (waiters.removeFirst(), lease), close: nil)
+        if let top = waiters.lazy.map(\.priority).max(), let next = waiters.firstIndex(where: { $0.priority == top }) {
+            return ReleaseAction(resume: (waiters.remove(at: next).id, lease), close: nil)
         }
         if let connection {
             idle.append(connection)
@@ -69,7 +72,7 @@ struct PoolStateMachine<Connection> {
     /// A waiting caller gave up (task cancelled). True if it was still waiting;
     /// false if a lease was already handed to it (it must release it).
     mutating func cancelWaiter(id: Int) -> Bool {
-        guard let position = waiters.firstIndex(of: id) else { return false }
+        guard let position = waiters.firstIndex(where: { $0.id == id }) else { return false }
         waiters.remove(at: position)
         return true
     }
@@ -81,7 +84,7 @@ struct PoolStateMachine<Connection> {
             waiters = []
             idle = []
         }
-        return (waiters, idle)
+        return (waiters.map(\.id), idle)
     }
 }
 

@@ -6,7 +6,8 @@ import Logging
 /// Connections open lazily, up to `size`. A connection found broken (killed
 /// backend, server restart, a command that left a transaction open) is closed
 /// and replaced on the next checkout, reconnecting with exponential backoff.
-/// Callers beyond `size` wait in FIFO order.
+/// Callers beyond `size` wait, those of the highest task priority first
+/// (`Task.basePriority`), each priority in FIFO order.
 ///
 /// `@unchecked Sendable`: `state`, `waiting` and `nextWaiterID` are only touched while
 /// holding `lock`; everything else is immutable.
@@ -89,6 +90,9 @@ public final class PostgresPool: @unchecked Sendable {
     }
 
     private func acquireLease() async throws -> Lease {
+        // The priority the task was started with: one awaited by a higher-priority
+        // task runs escalated, and would then pass everyone.
+        let priority = (Task.basePriority ?? .medium).rawValue
         let id = lock.withLock {
             nextWaiterID += 1
             return nextWaiterID
@@ -99,7 +103,7 @@ public final class PostgresPool: @unchecked Sendable {
                 // or a cancellation always finds the continuation.
                 let immediate: Result<Lease, Error>? = lock.withLock {
                     if Task.isCancelled { return .failure(CancellationError()) }
-                    switch state.checkout(waiterID: id) {
+                    switch state.checkout(waiterID: id, priority: priority) {
                     case .lease(let lease):
                         return .success(lease)
                     case .failClosed:

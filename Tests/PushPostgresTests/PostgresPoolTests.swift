@@ -74,6 +74,37 @@ final class PostgresPoolTests: XCTestCase {
         await pool.close()
     }
 
+    /// A campaign's batches run at a lower task priority: waiting for a
+    /// connection, they let a higher-priority caller go first, whenever it came.
+    func testAHigherPriorityWaiterGetsTheNextFreeConnection() async throws {
+        let pool = PostgresPool(url: try TestDatabase.url(), size: 1, logger: TestDatabase.logger)
+        let order = TakenOrder()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            func use(_ name: String, priority: TaskPriority, sleep: Double = 0) {
+                group.addTask(priority: priority) {
+                    try await pool.withConnection { connection in
+                        order.append(name)
+                        if sleep > 0 { try await connection.query("SELECT pg_sleep(\(sleep))") }
+                    }
+                }
+            }
+            use("holder", priority: .low, sleep: 0.5)
+            try await Task.sleep(for: .milliseconds(100))
+            for n in 0..<5 {
+                use("bulk \(n)", priority: .low)
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            use("urgent", priority: .high)
+            try await group.waitForAll()
+        }
+        let taken = order.names
+        XCTAssertEqual(taken.count, 7)
+        XCTAssertEqual(Array(taken.prefix(2)), ["holder", "urgent"], "the urgent caller took the connection first: \(taken)")
+        XCTAssertEqual(Array(taken.dropFirst(2)), (0..<5).map { "bulk \($0)" }, "the others in their order")
+        await pool.close()
+    }
+
     func testConnectionLeftInATransactionIsNotReused() async throws {
         let pool = PostgresPool(url: try TestDatabase.url(), size: 1, logger: TestDatabase.logger)
         let firstPID = try await pool.withConnection { connection in
@@ -158,4 +189,13 @@ final class ConcurrencyTracker: @unchecked Sendable {
     func leave(_ id: Int) {
         _ = lock.withLock { holders.remove(id) }
     }
+}
+
+/// The order callers took a connection in.
+private final class TakenOrder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var taken: [String] = []
+
+    func append(_ name: String) { lock.withLock { taken.append(name) } }
+    var names: [String] { lock.withLock { taken } }
 }

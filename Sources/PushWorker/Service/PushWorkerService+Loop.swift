@@ -34,7 +34,11 @@ extension PushWorkerService {
                 let ticket = context.book.dispatch(messages)
                 let bytes = messages.reduce(0) { $0 + $1.byteCount }
                 context.bytes.withLock { $0 += bytes }
-                group.addTask { try await self.runBatch(messages, ticket: ticket, bytes: bytes, context) }
+                // A bulk batch runs at a lower task priority: where it waits beside interactive
+                // work (a PostgreSQL connection), the interactive batch goes first.
+                group.addTask(priority: context.lane == .bulk ? .low : nil) {
+                    try await self.runBatch(messages, ticket: ticket, bytes: bytes, context)
+                }
             }
             func forget(_ gone: [KafkaTopicPartition]) {
                 delayed.drop(gone)
