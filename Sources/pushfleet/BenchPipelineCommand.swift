@@ -114,13 +114,6 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         say("worker logs in \(directory)")
     }
 
-    /// The mock broker holds an empty fetch for the whole `fetch.wait.max.ms`
-    /// and is not woken by new data (a real broker answers as soon as
-    /// `fetch.min.bytes` arrive), so a caught-up worker would see each new
-    /// message up to 500 ms (librdkafka's default) late. The bench shortens it
-    /// so the latency figure is the worker's, not that mock artifact.
-    static let mockFetchWait = ["fetch.wait.max.ms": "10"]
-
     /// Enqueue-first: the whole run must fit the mock cluster's log, which keeps
     /// ~5 MiB per partition (about 400 bytes a message). Paced: the workers keep up,
     /// so the log only holds the backlog, and fewer partitions matter more. The mock
@@ -136,7 +129,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     }
 
     static func properties(_ pairs: [String]) -> [String: String] {
-        var properties = mockFetchWait
+        var properties = MockBrokerFetch.properties
         for pair in pairs {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             properties[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""

@@ -216,7 +216,8 @@ struct DemoRun {
                 ("bootstrap_servers", .string(bootstrap)), ("group_id", .string("pushfleet-demo")),
                 ("topic_prefix", .string(Self.topics.prefix)),
                 // A killed worker's partitions move after 6 s instead of librdkafka's 45 s default.
-                ("properties", .object([("session.timeout.ms", .string("6000")), ("heartbeat.interval.ms", .string("500"))])),
+                ("properties", .object([("session.timeout.ms", .string("6000")), ("heartbeat.interval.ms", .string("500"))]
+                    + MockBrokerFetch.properties.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
             ])),
             ("database", .object([("url", .string(databaseURL)), ("pool_size", .int(4))])),
             ("tls", .object([("ca_bundle", .string(caPath))])),
