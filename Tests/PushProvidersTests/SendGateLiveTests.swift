@@ -15,10 +15,14 @@ struct SendGateLiveTests {
         try await withLiveStack { stack in
             let http = try stack.makeHTTPClient()
             defer { http.shutdown() }
-            // One request at once, then one every 500 ms: the rest wait in the limiter.
+            // One request at once, then one every 2 s: the rest wait in the limiter.
             let apns = try stack.makeAPNsClient(
-                http: http, policy: ProviderClientPolicy(rateLimit: .init(ratePerSecond: 2, burst: 1)))
-            let (sent, stopped) = try await Self.sendFour(apns, closingTheGateAfter: .milliseconds(200))
+                http: http,
+                policy: ProviderClientPolicy(
+                    rateLimit: .init(ratePerSecond: 0.5, burst: 1), maxRateLimitWait: .seconds(30)))
+            let (sent, stopped) = try await Self.sendFour(apns) {
+                try await waitUntil("the first request answered") { stack.simulator.stats().apnsAccepted >= 1 }
+            }
             #expect(sent == 1, "only the request admitted before the gate closed went")
             #expect(stopped.count == 3)
             #expect(stopped.allSatisfy { $0.message == "campaign spring cancelled" && !$0.isRetriable })
@@ -29,16 +33,15 @@ struct SendGateLiveTests {
 
     /// The wait that matters most under load: requests queued in the HTTP
     /// client for a stream slot (one connection, one stream here; the first
-    /// answer takes 1 s) are withdrawn when their gate closes, never sent.
+    /// answer is held 5 s) are withdrawn when their gate closes, never sent.
     @Test("requests waiting for an HTTP/2 stream slot are not sent once their gate closes")
     func gateClosedDuringTheStreamSlotWait() async throws {
-        try await withLiveStack(configure: {
-            $0.scenarios = [SimulatorScenario(provider: "apns", fault: .delay(milliseconds: 1000), count: 1)]
-        }) { stack in
-            let http = try stack.makeHTTPClient(maxConnectionsPerHost: 1) { $0.maxConcurrentStreams = 1 }
-            defer { http.shutdown() }
-            let apns = try stack.makeAPNsClient(http: http)
-            let (sent, stopped) = try await Self.sendFour(apns, closingTheGateAfter: .milliseconds(300))
+        try await withOneAPNsStreamHeld(for: .seconds(5)) { stack, http, apns in
+            let (sent, stopped) = try await Self.sendFour(apns) {
+                try await waitUntil("one request on the wire, three in the client") {
+                    stack.simulator.stats().streamsOpened >= 1 && http.stats().submitted >= 4
+                }
+            }
             #expect(sent == 1, "only the request on the wire when the gate closed went")
             #expect(stopped.count == 3)
             #expect(stack.simulator.stats().apnsAccepted == 1, "the simulator saw one request")
@@ -46,9 +49,11 @@ struct SendGateLiveTests {
         }
     }
 
-    /// Sends four requests through one gate and closes it after `delay`:
-    /// how many were answered 200, and the errors of those the gate stopped.
-    static func sendFour(_ apns: APNsClient, closingTheGateAfter delay: Duration) async throws -> (sent: Int, stopped: [ProviderError]) {
+    /// Sends four requests through one gate and closes it once `closeWhen`
+    /// returns: how many were answered 200, and the errors of those the gate stopped.
+    static func sendFour(
+        _ apns: APNsClient, closeWhen: () async throws -> Void
+    ) async throws -> (sent: Int, stopped: [ProviderError]) {
         let gate = SendGate()
         let results = try await withThrowingTaskGroup(of: Result<Int, ProviderError>.self) { group in
             for n in 0..<4 {
@@ -62,7 +67,7 @@ struct SendGateLiveTests {
                     }
                 }
             }
-            try await Task.sleep(for: delay)
+            try await closeWhen()
             gate.close(because: "campaign spring cancelled")
             return try await group.reduce(into: []) { $0.append($1) }
         }

@@ -130,6 +130,45 @@ package func resendingUnanswered(
     }
 }
 
+/// Runs `body` with an APNs client on one connection of one stream whose
+/// first answer the simulator holds for `heldFor`: every request sent while
+/// it is held waits in the HTTP client for that stream slot. The simulator
+/// logs the requests it gets (`stats().requests`, in arrival order).
+package func withOneAPNsStreamHeld<T>(
+    for heldFor: Duration, _ body: (LiveStack, HTTP2Client, APNsClient) async throws -> T
+) async throws -> T {
+    try await withLiveStack(configure: {
+        $0.scenarios = [
+            SimulatorScenario(provider: "apns", fault: .delay(milliseconds: Int(heldFor / .milliseconds(1))), count: 1)
+        ]
+        $0.requestLog = 1000
+    }) { stack in
+        let http = try stack.makeHTTPClient(maxConnectionsPerHost: 1) { $0.maxConcurrentStreams = 1 }
+        defer { http.shutdown() }
+        return try await body(stack, http, try stack.makeAPNsClient(http: http))
+    }
+}
+
+/// Returns once `condition` holds, looking every 5 ms: a test orders its
+/// steps by what it can observe, never by sleeping and hoping.
+/// - Throws: `TestTimeout` after `limit`, or `CancellationError`.
+package func waitUntil(
+    _ what: @autoclosure () -> String, limit: Duration = .seconds(30), _ condition: () -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + limit
+    while !condition() {
+        guard ContinuousClock.now < deadline else { throw TestTimeout(what: what(), after: limit) }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// A condition a test waited for did not come about in time.
+package struct TestTimeout: Error, CustomStringConvertible {
+    package let what: String
+    package let after: Duration
+    package var description: String { "waited \(after) for \(what)" }
+}
+
 /// Runs `body` against a fresh stack and always stops the simulator.
 package func withLiveStack<T>(
     deadTokens: [String: Date] = [:], configure: (inout SimulatorConfiguration) -> Void = { _ in },
