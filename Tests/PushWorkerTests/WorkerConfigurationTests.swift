@@ -121,6 +121,26 @@ final class WorkerConfigurationTests: XCTestCase {
         XCTAssertTrue(e.description.hasPrefix("configuration error at --config"), e.description)
     }
 
+    /// The breaker's open time and its minimum requests per window reach the
+    /// worker's retry settings (the demo's `--circuit-open-ms` and
+    /// `--circuit-minimum-requests` write exactly these keys); zero is refused by name.
+    func testCircuitBreakerSection() throws {
+        let app = #""apps": {"a": {"fcm": {"service_account_path": "/x"}}}"#
+        let path = try write(#"{"retry": {"circuit_breaker": {"open_ms": 1500, "minimum_requests": 4}}, \#(app)}"#)
+        let retry = try WorkerConfiguration.load(path: path, environment: [:]).retry
+        XCTAssertEqual(retry.circuitOpenDuration, .milliseconds(1500))
+        XCTAssertEqual(retry.circuitMinimumRequests, 4)
+
+        let defaults = try WorkerConfiguration.load(path: try write("{\(app)}"), environment: [:]).retry
+        XCTAssertNil(defaults.circuitMinimumRequests, "unset: the breaker's own default")
+
+        for key in ["open_ms", "minimum_requests"] {
+            let e = try loadError(#"{"retry": {"circuit_breaker": {"\#(key)": 0}}, \#(app)}"#)
+            XCTAssertEqual(e.key, "retry.circuit_breaker.\(key)")
+            XCTAssertEqual(e.problem, "must be positive")
+        }
+    }
+
     func testWebPushAndPushKitSections() throws {
         let path = try write("""
             {"apps": {"site": {"webpush": {"vapid_private_key_path": "/s/vapid.pem", "subject": "mailto:ops@example.com"},
