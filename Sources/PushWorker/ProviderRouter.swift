@@ -233,11 +233,11 @@ final class ProviderRouter: Sendable {
 extension ProviderRouter.AppClients {
     /// Sends through the client for `request.provider` (APNs: to the host of
     /// `environment`), unless `gate` closes before it goes; nil when the app
-    /// has none. A bulk lane's request waits behind the interactive lane's
-    /// for a stream slot of its host (`HTTPRequestPriority`).
+    /// has none. A request of a lane that yields waits behind the other
+    /// lane's for a stream slot of its host (`HTTPRequestPriority`).
     func send(_ request: ProviderRequest, environment: APNsEnvironment? = nil, gate: SendGate? = nil,
               lane: Lane = .interactive) async throws -> ProviderResponse? {
-        let priority: HTTPRequestPriority = lane == .bulk ? .background : .urgent
+        let priority: HTTPRequestPriority = lane.yieldsToOtherLanes ? .background : .urgent
         switch request.provider {
         case .apns: return try await apns?.send(request, environment: environment, gate: gate, priority: priority)
         case .fcm: return try await fcm?.send(request, gate: gate, priority: priority)

@@ -34,9 +34,9 @@ extension PushWorkerService {
                 let ticket = context.book.dispatch(messages)
                 let bytes = messages.reduce(0) { $0 + $1.byteCount }
                 context.bytes.withLock { $0 += bytes }
-                // A bulk batch runs at a lower task priority: where it waits beside interactive
-                // work (a PostgreSQL connection), the interactive batch goes first.
-                group.addTask(priority: context.lane == .bulk ? .low : nil) {
+                // A yielding lane's batch runs at a lower task priority: where it waits beside
+                // the other lane's work (a PostgreSQL connection), that work goes first.
+                group.addTask(priority: context.lane.yieldsToOtherLanes ? .low : nil) {
                     try await self.runBatch(messages, ticket: ticket, bytes: bytes, context)
                 }
             }
