@@ -96,6 +96,24 @@ struct DemoTraffic {
     let logger: Logger
 
     func run(outageStart: Double?, outageSeconds: Double?, deadline: ContinuousClock.Instant) async throws -> DemoTimeline {
+        // One producer for every phase, connected and knowing the intake's partitions before
+        // the first message is created: a producer made per phase holds its first messages
+        // until it has connected and fetched metadata (about a second while a backlog keeps
+        // the local brokers busy), and that wait would count as the workers' latency.
+        let producer = try KafkaProducer(bootstrapServers: bootstrap, properties: ["linger.ms": "5"], logger: logger)
+        do {
+            _ = try await producer.partitionCount(topic: topics.interactive.intake)
+            let timeline = try await run(producer, outageStart: outageStart, outageSeconds: outageSeconds, deadline: deadline)
+            await producer.close()
+            return timeline
+        } catch {
+            await producer.close()
+            throw error
+        }
+    }
+
+    private func run(_ producer: KafkaProducer, outageStart: Double?, outageSeconds: Double?,
+                     deadline: ContinuousClock.Instant) async throws -> DemoTimeline {
         var timeline = DemoTimeline()
         if let outageStart, let outageSeconds {
             timeline.outage = DateInterval(start: timeline.publishStart.addingTimeInterval(outageStart), duration: outageSeconds)
@@ -111,7 +129,7 @@ struct DemoTraffic {
             var sent = 0
             while sent < half, progress.final < mostOfIt, ContinuousClock.now < deadline {
                 let windowStart = Date()
-                let beside = try await publish(paced(interactive[sent..<min(half, sent + perWindow)], topic: intake)) {
+                let beside = try await publish(producer, paced(interactive[sent..<min(half, sent + perWindow)], topic: intake)) {
                     progress.final >= mostOfIt
                 }
                 sent += beside.count
@@ -127,18 +145,18 @@ struct DemoTraffic {
             timeline.backlogProgress = progress.samples
             guard drained != nil else { throw CommandFailure("the bulk backlog did not drain in time") }
             say("  bulk backlog drained; interactive traffic alone")
-            timeline.afterBacklog = try await publish(paced(interactive[sent...], topic: intake)).span
+            timeline.afterBacklog = try await publish(producer, paced(interactive[sent...], topic: intake)).span
         } else if !refusedKey.isEmpty {
-            timeline.withoutRefusedKey = try await publish(paced(interactive[..<half], topic: intake)).span
+            timeline.withoutRefusedKey = try await publish(producer, paced(interactive[..<half], topic: intake)).span
             say("  the refused-key app's traffic starts")
             let healthy = paced(interactive[half...], topic: intake)
             let span = Double(interactive.count - half) / rate
             let refused = refusedKey.enumerated().map { i, message in
                 (at: span * Double(i) / Double(refusedKey.count), message: message, topic: intake)
             }
-            timeline.withRefusedKey = try await publish((healthy + refused).sorted { $0.at < $1.at }).span
+            timeline.withRefusedKey = try await publish(producer, (healthy + refused).sorted { $0.at < $1.at }).span
         } else {
-            _ = try await publish(paced(interactive[...], topic: intake))
+            _ = try await publish(producer, paced(interactive[...], topic: intake))
         }
         return timeline
     }
@@ -152,31 +170,24 @@ struct DemoTraffic {
     /// so (asked before each message after the first), and returns the span
     /// from the first to the last and how many went (acknowledgements are
     /// awaited after).
-    private func publish(_ schedule: [(at: Double, message: DemoMessage, topic: String)],
+    private func publish(_ producer: KafkaProducer, _ schedule: [(at: Double, message: DemoMessage, topic: String)],
                          stop: () -> Bool = { false }) async throws -> (span: DateInterval, count: Int) {
-        let producer = try KafkaProducer(bootstrapServers: bootstrap, properties: ["linger.ms": "5"], logger: logger)
         let began = Date()
         var last = began
         var count = 0
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                let start = ContinuousClock.now
-                for entry in schedule {
-                    let due = start + .nanoseconds(Int64((entry.at * 1e9).rounded()))
-                    if due > .now { try await Task.sleep(until: due, clock: .continuous) }
-                    if count > 0, stop() { break }
-                    count += 1
-                    last = Date()
-                    let (topic, key, value) = (entry.topic, entry.message.key, entry.message.value(createdAt: last))
-                    group.addTask { try await producer.send(topic: topic, key: key, value: value) }
-                }
-                try await group.waitForAll()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let start = ContinuousClock.now
+            for entry in schedule {
+                let due = start + .nanoseconds(Int64((entry.at * 1e9).rounded()))
+                if due > .now { try await Task.sleep(until: due, clock: .continuous) }
+                if count > 0, stop() { break }
+                count += 1
+                last = Date()
+                let (topic, key, value) = (entry.topic, entry.message.key, entry.message.value(createdAt: last))
+                group.addTask { try await producer.send(topic: topic, key: key, value: value) }
             }
-        } catch {
-            await producer.close()
-            throw error
+            try await group.waitForAll()
         }
-        await producer.close()
         return (DateInterval(start: began, end: last), count)
     }
 
