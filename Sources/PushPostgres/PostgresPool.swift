@@ -36,6 +36,9 @@ public final class PostgresPool: @unchecked Sendable {
         self.state = PoolStateMachine(size: size)
     }
 
+    /// Callers waiting for a connection now.
+    public var waitingCount: Int { lock.withLock { waiting.count } }
+
     /// Runs `body` with a connection of its own; the connection returns to the
     /// pool afterwards (or is dropped if `body` left it broken or inside a
     /// transaction). Throws `PostgresError` (retriable) if no connection can

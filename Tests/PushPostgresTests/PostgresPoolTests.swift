@@ -1,5 +1,6 @@
 import Foundation
 import PushPostgres
+import PushTestSupport
 import XCTest
 
 final class PostgresPoolTests: XCTestCase {
@@ -88,14 +89,16 @@ final class PostgresPoolTests: XCTestCase {
                     }
                 }
             }
-            use("holder", priority: .low, sleep: 0.5)
-            try await Task.sleep(for: .milliseconds(100))
+            // Each caller is queued before the next starts: the order is the pool's, not the scheduler's.
+            use("holder", priority: .low, sleep: 3)
+            try await waitUntil("the holder has the connection") { order.names == ["holder"] }
             for n in 0..<5 {
                 use("bulk \(n)", priority: .low)
-                try await Task.sleep(for: .milliseconds(20))
+                try await waitUntil("\(n + 1) callers waiting") { pool.waitingCount == n + 1 }
             }
-            try await Task.sleep(for: .milliseconds(100))
             use("urgent", priority: .high)
+            try await waitUntil("6 callers waiting") { pool.waitingCount == 6 }
+            XCTAssertEqual(order.names, ["holder"], "everyone queued while the holder had the connection")
             try await group.waitForAll()
         }
         let taken = order.names
